@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+"""Turn one bench/run output folder into the harness section of RESULTS.md and an SVG chart.
+
+  report.py --out DIR --chart FILE.svg --chart-link NAME --command CMD --elapsed S > section.md
+  report.py --splice RESULTS.md --section section.md
+
+The harness owns only the text between BEGIN and END in RESULTS.md; --splice replaces that
+span and keeps everything else (creating the file with the markers when it is missing).
+Standard library only.
+"""
+import argparse
+import csv
+import html
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+BEGIN = "<!-- harness:begin -->"
+END = "<!-- harness:end -->"
+
+KNOWN_ORDER = ["peregrine", "seed", "stock", "ceiling", "nginx"]
+DISPLAY = {
+    "peregrine": "Peregrine",
+    "seed": "Seed",
+    "stock": "Stock Kestrel",
+    "ceiling": "Ceiling",
+    "nginx": "nginx",
+}
+COLORS = {
+    "peregrine": "#1f6feb",
+    "seed": "#8957e5",
+    "stock": "#d29922",
+    "ceiling": "#8b949e",
+    "nginx": "#2da44e",
+}
+VARIANT_COLORS = ["#0a3069", "#bf3989", "#1b7c83", "#953800"]
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a run
+# ---------------------------------------------------------------------------------------
+def read_tsv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def read_env(path):
+    env = {}
+    if os.path.exists(path):
+        for line in open(path):
+            key, _, value = line.rstrip("\n").partition("=")
+            env[key] = value
+    return env
+
+
+def size_label(size):
+    if size == "mixed":
+        return "bootstrap mix"
+    n = int(size)
+    if n == 0:
+        return "0 B"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):g} MB"
+    if n >= 1024:
+        return f"{n / 1024:.3g} KB"
+    return f"{n} B"
+
+
+def cell_label(proto, size, conns, env, long=False):
+    if size == "mixed":
+        return f"bootstrap mix, br/gzip, {conns} conns"
+    detail = f" ({int(size):,} B)" if long and int(size) >= 1024 else ""
+    if proto == "h2":
+        return f"h2c {size_label(size)}{detail}, {conns}×{env.get('h2_streams', '32')} streams"
+    return f"HTTP/1.1 {size_label(size)}{detail}, {conns} conn{'s' if conns != '1' else ''}"
+
+
+def cell_sort_key(row):
+    proto, size, conns = row
+    order = 0 if proto == "h1" and size != "mixed" else (1 if proto == "h2" else 2)
+    return (order, -1 if size == "mixed" else int(size), int(conns))
+
+
+class Run:
+    def __init__(self, out):
+        self.out = out
+        self.env = read_env(os.path.join(out, "environment.txt"))
+        self.rows = read_tsv(os.path.join(out, "results.tsv"))
+        self.memory = read_tsv(os.path.join(out, "memory.tsv"))
+        self.checks = read_tsv(os.path.join(out, "checks.tsv"))
+        notes = os.path.join(out, "notes.txt")
+        self.notes = [l.strip() for l in open(notes)] if os.path.exists(notes) else []
+        self.notes = [n for n in dict.fromkeys(self.notes) if n]
+
+        listed = self.env.get("servers", "").split()
+        present = list(dict.fromkeys(r["server"] for r in self.rows))
+        self.servers = [s for s in listed if s in present] or present
+
+        self.cells = {}  # cell id -> (proto, size, conns)
+        self.samples = defaultdict(list)  # (server, cell) -> [row]
+        for r in self.rows:
+            self.cells[r["cell"]] = (r["proto"], r["size"], r["conns"])
+            self.samples[(r["server"], r["cell"])].append(r)
+        self.cell_ids = sorted(self.cells, key=lambda c: cell_sort_key(self.cells[c]))
+
+    def stat(self, server, cell, field="rps"):
+        """(median, min, max, errors) of a field over the repetitions, or None."""
+        rows = self.samples.get((server, cell))
+        if not rows:
+            return None
+        values = [float(r[field]) for r in rows]
+        errors = sum(int(r["errors"]) for r in rows)
+        return statistics.median(values), min(values), max(values), errors
+
+    def ratio(self, server, cell, base):
+        a, b = self.stat(server, cell), self.stat(base, cell)
+        if not a or not b or b[0] <= 0:
+            return None
+        return a[0] / b[0]
+
+
+def display(server):
+    return DISPLAY.get(server, server)
+
+
+def color(server, servers):
+    if server in COLORS:
+        return COLORS[server]
+    variants = [s for s in servers if s not in COLORS]
+    return VARIANT_COLORS[variants.index(server) % len(VARIANT_COLORS)]
+
+
+def fmt_rps(v):
+    if v >= 100_000:
+        return f"{v / 1000:.0f}k"
+    if v >= 10_000:
+        return f"{v / 1000:.1f}k"
+    if v >= 1000:
+        return f"{v / 1000:.2f}k"
+    return f"{v:.0f}"
+
+
+# ---------------------------------------------------------------------------------------
+# Markdown
+# ---------------------------------------------------------------------------------------
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def rps_table(run):
+    reps = int(run.env.get("reps", "1"))
+    rows = []
+    for cell in run.cell_ids:
+        proto, size, conns = run.cells[cell]
+        row = [cell_label(proto, size, conns, run.env, long=True)]
+        for s in run.servers:
+            st = run.stat(s, cell)
+            if st is None:
+                row.append("n/a")
+                continue
+            med, lo, hi, errors = st
+            text = f"**{fmt_rps(med)}**" + (f" ({fmt_rps(lo)}–{fmt_rps(hi)})" if reps > 1 else "")
+            if errors:
+                text += f" ⚠{errors} err"
+            row.append(text)
+        rows.append(row)
+    return table(["cell"] + [display(s) for s in run.servers], rows)
+
+
+def ratio_table(run):
+    bases = [b for b in ("nginx", "stock") if b in run.servers]
+    if not bases:
+        return None
+    rows = []
+    for cell in run.cell_ids:
+        proto, size, conns = run.cells[cell]
+        row = [cell_label(proto, size, conns, run.env)]
+        for s in run.servers:
+            parts = []
+            for b in bases:
+                r = run.ratio(s, cell, b)
+                parts.append("–" if r is None else f"{r:.2f}")
+            row.append(" / ".join(parts))
+        rows.append(row)
+    names = " / ".join("× " + display(b) for b in bases)
+    return names, table(["cell"] + [display(s) for s in run.servers], rows)
+
+
+def throughput_table(run):
+    rows = []
+    for cell in run.cell_ids:
+        proto, size, conns = run.cells[cell]
+        if size != "mixed" and int(size) < 400_000:
+            continue
+        row = [cell_label(proto, size, conns, run.env)]
+        for s in run.servers:
+            samples = run.samples.get((s, cell))
+            if not samples:
+                row.append("n/a")
+                continue
+            mibs = statistics.median(float(r["bytes"]) / float(r["seconds"]) / (1 << 20) for r in samples)
+            per = statistics.median(float(r["bytes"]) / max(1, int(r["requests"])) for r in samples)
+            row.append(f"{mibs:,.0f} MiB/s" + (f", {per / 1024:,.1f} KiB/resp" if size == "mixed" else ""))
+        rows.append(row)
+    return table(["cell"] + [display(s) for s in run.servers], rows) if rows else None
+
+
+def latency_table(run):
+    rows = []
+    for cell in run.cell_ids:
+        proto, size, conns = run.cells[cell]
+        if proto != "h1":
+            continue
+        row = [cell_label(proto, size, conns, run.env)]
+        for s in run.servers:
+            samples = run.samples.get((s, cell))
+            if not samples:
+                row.append("n/a")
+                continue
+            p50 = statistics.median(int(r["p50_us"]) for r in samples) / 1000
+            p99 = statistics.median(int(r["p99_us"]) for r in samples) / 1000
+            row.append(f"{p50:.2f} / {p99:.2f}")
+        rows.append(row)
+    return table(["cell"] + [display(s) for s in run.servers], rows) if rows else None
+
+
+def memory_table(run):
+    by_server = defaultdict(lambda: ([], []))
+    for m in run.memory:
+        by_server[m["server"]][0].append(int(m["rss_start_kb"]) / 1024)
+        by_server[m["server"]][1].append(int(m["rss_end_kb"]) / 1024)
+    rows = []
+    for s in run.servers:
+        start, end = by_server.get(s, ([], []))
+        if not start:
+            continue
+        rows.append([display(s), f"{statistics.median(start):.1f}", f"{statistics.median(end):.1f}", f"{max(end):.1f}"])
+    return table(["server", "after start-up (median)", "after its runs (median)", "after its runs (max)"], rows)
+
+
+def read_headers(path):
+    headers = {}
+    if not os.path.exists(path):
+        return None
+    for line in open(path, errors="replace"):
+        name, sep, value = line.strip().partition(":")
+        if sep and not name.startswith("HTTP/"):
+            headers[name.strip().lower()] = value.strip()
+    return headers
+
+
+def header_table(run, kind):
+    per_server = {s: read_headers(os.path.join(run.out, "headers", f"{s}.{kind}.txt")) for s in run.servers}
+    per_server = {s: h for s, h in per_server.items() if h is not None}
+    if not per_server:
+        return None
+    names = []
+    for h in per_server.values():
+        names += [n for n in h if n not in names]
+    rows = []
+    for n in sorted(names):
+        row = [f"`{n}`"]
+        for s in run.servers:
+            if s not in per_server:
+                row.append("n/a")
+                continue
+            v = per_server[s].get(n)
+            if v is None:
+                row.append("—")
+            elif n in ("date", "last-modified"):
+                row.append("yes")
+            else:
+                row.append(f"`{v[:40]}`")
+        rows.append(row)
+    return table(["header"] + [display(s) for s in run.servers], rows)
+
+
+def check_problems(run):
+    problems = []
+    for c in run.checks:
+        status, got, want = c.get("status", ""), c.get("bytes", ""), c.get("expected", "")
+        if status != "200" or got != want:
+            problems.append(f"{display(c['server'])} `{c['path']}`: status {status or '?'}, {got or '?'} bytes (file has {want})")
+    return list(dict.fromkeys(problems))
+
+
+def section(run, args):
+    env = run.env
+    lines = [BEGIN, ""]
+    label = f" — {env['label']}" if env.get("label") else ""
+    kind = "quick run" if env.get("quick") == "1" else "full run"
+    lines.append(f"## Load benchmark{label} ({kind}, {args.date})")
+    lines.append("")
+    lines.append(f"Command: `{args.command}` (took {int(args.elapsed) // 60} min {int(args.elapsed) % 60} s)")
+    lines.append("")
+    lines.append(
+        f"Machine: {env.get('cores')} cores ({env.get('cpu')}), {env.get('memory')}, {env.get('os')}, {env.get('kernel')}; "
+        f".NET SDK {env.get('dotnet')} (ASP.NET Core {env.get('aspnetcore')}); nginx {env.get('nginx')}; "
+        f"wrk {env.get('wrk')}; h2load {env.get('h2load')}."
+    )
+    lines.append("")
+    gcs = [f"{k[3:]}: {v}" for k, v in env.items() if k.startswith("gc.")]
+    lines.append(
+        f"Method: each server alone, pinned to CPU 0 (`taskset -c 0`), load generator on CPU 1, all on 127.0.0.1. "
+        f"{env.get('reps')} repetition(s) interleaved across servers (each repetition starts every server in turn); "
+        f"{env.get('server_warmup')} s warm-up over all files after each start, {env.get('cell_warmup')} s warm-up per file, "
+        f"then {env.get('duration')} s measured per cell. HTTP/1.1: `wrk -t1 -cN` keep-alive. "
+        f"h2c: `h2load -t1 -c{env.get('h2_conns')} -m{env.get('h2_streams')}` with prior knowledge. "
+        f"Bootstrap mix: the {env.get('mixed_files')} css/js/map files under `dist/` of `{env.get('bootstrap')}`, in rotation, "
+        f"`Accept-Encoding: br, gzip`, precompressed `.gz`/`.br` siblings on disk. "
+        f"Table cells: median requests/s (min–max). GC: {'; '.join(gcs) or 'n/a'}."
+    )
+    if env.get("peregrine_args") or any(k.startswith("variant.") for k in env):
+        extra = [f"Peregrine extra args: `{env.get('peregrine_args') or '(none)'}`"]
+        extra += [f"variant **{k[8:]}** = Peregrine + `{v}`" for k, v in env.items() if k.startswith("variant.")]
+        lines += ["", "; ".join(extra) + "."]
+    lines.append("")
+    lines.append(f"![Requests per second relative to the baseline]({args.chart_link})")
+    lines.append("")
+    lines.append("### Requests per second")
+    lines.append("")
+    lines.append(rps_table(run))
+    ratios = ratio_table(run)
+    if ratios:
+        names, text = ratios
+        lines += ["", f"### Ratios ({names}, medians)", "", text]
+    tp = throughput_table(run)
+    if tp:
+        lines += ["", "### Throughput for large responses and the bootstrap mix", "", tp]
+    lat = latency_table(run)
+    if lat:
+        lines += ["", "### HTTP/1.1 latency, p50 / p99 in ms (wrk, median over repetitions)", "", lat]
+    lines += ["", "### Memory: resident set (VmRSS, MiB; nginx = master + worker)", "", memory_table(run)]
+
+    lines += ["", "### Where the servers differ", ""]
+    lines.append(
+        "- Kestrel cannot turn off `Date` (dotnet/aspnetcore#60152) and adds `Server: Kestrel`; nginx sends `Server: nginx/<version>`."
+    )
+    lines.append(
+        "- Seed and Ceiling send no `ETag`, `Last-Modified` or `Accept-Ranges` and ignore conditional and range requests; "
+        "Seed and Stock Kestrel never compress or pick a precompressed file, so in the bootstrap mix they send identity bodies "
+        "while nginx sends the `.br` siblings (see KiB/resp above)."
+    )
+    lines.append(
+        "- Ceiling is one instance per body size (a single constant array, no lookup), so it has no bootstrap cell."
+    )
+    lines.append(
+        "- h2c: Kestrel answers prior-knowledge HTTP/2 on a cleartext `Http1AndHttp2` endpoint with HTTP/1.1 only "
+        "(dotnet/aspnetcore#56984), so Stock, Seed and Ceiling get a second, HTTP/2-only listener for the h2 cells; "
+        "nginx before 1.25.1 has no `http2 on`, so it too gets a separate `listen … http2` socket. Peregrine serves both on one port."
+    )
+    small = header_table(run, "small")
+    if small:
+        lines += ["", "Response headers for `GET /f-3348.bin`:", "", small]
+    mixed = header_table(run, "mixed")
+    if mixed:
+        lines += ["", "Response headers for `GET /bootstrap/dist/css/bootstrap.min.css` with `Accept-Encoding: br, gzip`:", "", mixed]
+    problems = check_problems(run)
+    errors = [
+        f"{display(s)} {c}: {run.stat(s, c)[3]} errors (connect/read/write/timeout or non-2xx/3xx)"
+        for c in run.cell_ids for s in run.servers if run.stat(s, c) and run.stat(s, c)[3]
+    ]
+    if problems or errors or run.notes:
+        lines += ["", "### Problems in this run", ""]
+        lines += [f"- {p}" for p in run.notes + problems[:30] + errors]
+        if len(problems) > 30:
+            lines.append(f"- … {len(problems) - 30} more mismatches in checks.tsv")
+    lines += ["", END]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------
+# SVG chart: the main comparison (HTTP/1.1 at 8 connections, h2c, bootstrap mix)
+# ---------------------------------------------------------------------------------------
+def chart(run, path):
+    cells = [c for c in run.cell_ids if run.cells[c][2] == "8" or run.cells[c][0] == "h2" or run.cells[c][1] == "mixed"]
+    if not cells:
+        cells = run.cell_ids
+    base = next((b for b in ("nginx", "stock") if b in run.servers), None)
+
+    def value(server, cell):
+        st = run.stat(server, cell)
+        if st is None:
+            return None
+        if base:
+            b = run.stat(base, cell)
+            if not b or b[0] <= 0:
+                return None
+            return st[0] / b[0], st[1] / b[0], st[2] / b[0], st[0]
+        top = max(run.stat(s, cell)[0] for s in run.servers if run.stat(s, cell))
+        return st[0] / top, st[1] / top, st[2] / top, st[0]
+
+    servers = run.servers
+    vmax = max([1.0] + [v[2] for c in cells for s in servers if (v := value(s, c))])
+    vmax = max(1.2, vmax * 1.05)
+    left, right, bar_h, gap, group_gap, top = 250, 170, 14, 3, 16, 70
+    plot_w = 560
+    width = left + plot_w + right
+    group_h = len(servers) * (bar_h + gap) + group_gap
+    height = top + len(cells) * group_h + 40
+    x = lambda v: left + v / vmax * plot_w
+    esc = html.escape
+
+    title = "Requests per second relative to " + (display(base) if base else "the fastest server") + " (median; whiskers: min–max)"
+    label = run.env.get("label")
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="-apple-system, Segoe UI, Helvetica, Arial, sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{left}" y="20" font-size="14" font-weight="bold">{esc(title)}</text>',
+        f'<text x="{left}" y="38" fill="#57606a">{esc((label + " — " if label else "") + run.env.get("cores", "?") + " cores, server on CPU 0, load on CPU 1, 127.0.0.1")}</text>',
+    ]
+    lx = left
+    for s in servers:
+        out.append(f'<rect x="{lx}" y="48" width="10" height="10" fill="{color(s, servers)}"/>')
+        out.append(f'<text x="{lx + 14}" y="57">{esc(display(s))}</text>')
+        lx += 24 + 7 * len(display(s))
+    # Grid at every 0.25 and the baseline at 1.0.
+    step = 0.25 if vmax <= 2.5 else 0.5
+    g = 0.0
+    while g <= vmax + 1e-9:
+        xx = x(g)
+        strong = abs(g - 1.0) < 1e-9
+        style = 'stroke="#24292f" stroke-width="1.5"' if strong else 'stroke="#d0d7de" stroke-dasharray="3,3"'
+        out.append(f'<line x1="{xx:.1f}" y1="{top - 6}" x2="{xx:.1f}" y2="{height - 34}" {style}/>')
+        out.append(f'<text x="{xx:.1f}" y="{height - 20}" text-anchor="middle" fill="#57606a">{g:g}×</text>')
+        g += step
+    y = top
+    for c in cells:
+        proto, size, conns = run.cells[c]
+        mid = y + len(servers) * (bar_h + gap) / 2
+        out.append(f'<text x="{left - 10}" y="{mid + 4:.1f}" text-anchor="end">{esc(cell_label(proto, size, conns, run.env))}</text>')
+        for s in servers:
+            v = value(s, c)
+            if v is None:
+                out.append(f'<text x="{left + 4}" y="{y + bar_h - 3}" fill="#57606a">{esc(display(s))}: n/a</text>')
+            else:
+                med, lo, hi, rps = v
+                out.append(
+                    f'<rect x="{left}" y="{y}" width="{max(1.0, x(med) - left):.1f}" height="{bar_h}" fill="{color(s, servers)}">'
+                    f"<title>{esc(display(s))}: {rps:,.0f} req/s ({med:.2f}×)</title></rect>"
+                )
+                if hi > lo:
+                    cy = y + bar_h / 2
+                    out.append(f'<line x1="{x(lo):.1f}" y1="{cy}" x2="{x(hi):.1f}" y2="{cy}" stroke="#24292f" stroke-width="1"/>')
+                    for e in (lo, hi):
+                        out.append(f'<line x1="{x(e):.1f}" y1="{cy - 3}" x2="{x(e):.1f}" y2="{cy + 3}" stroke="#24292f"/>')
+                out.append(
+                    f'<text x="{max(x(med), x(hi)) + 6:.1f}" y="{y + bar_h - 3}" fill="#24292f">{med:.2f}× · {fmt_rps(rps)}/s</text>'
+                )
+            y += bar_h + gap
+        y += group_gap
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+# ---------------------------------------------------------------------------------------
+# Splicing into RESULTS.md
+# ---------------------------------------------------------------------------------------
+def splice(target, section_file):
+    new = open(section_file).read().strip("\n")
+    if os.path.exists(target):
+        text = open(target).read()
+    else:
+        text = "# Peregrine load benchmarks\n\nProduced by `bench/run`; see bench/README.md.\n\n" + BEGIN + "\n" + END + "\n"
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        text = text.rstrip("\n") + "\n\n" + new + "\n"
+    else:
+        text = text[:start] + new + text[end + len(END):]
+    tmp = target + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, target)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out")
+    p.add_argument("--chart")
+    p.add_argument("--chart-link", default="chart.svg")
+    p.add_argument("--command", default="bench/run")
+    p.add_argument("--elapsed", type=float, default=0)
+    p.add_argument("--date")
+    p.add_argument("--splice")
+    p.add_argument("--section")
+    args = p.parse_args()
+    if args.splice:
+        splice(args.splice, args.section)
+        return
+    import datetime
+
+    args.date = args.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    run = Run(args.out)
+    if not run.rows:
+        sys.exit(f"no results in {args.out}")
+    chart(run, args.chart)
+    sys.stdout.write(section(run, args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+-- wrk script used for every HTTP/1.1 cell of bench/run.
+--
+-- Environment:
+--   WRK_PATHS            file with one request path a line; requests rotate through them.
+--                        Unset: wrk sends its pre-built request for the URL on the command line.
+--   WRK_ACCEPT_ENCODING  value of an Accept-Encoding request header (unset: no header).
+--
+-- done() prints one machine-readable line that bench/run parses:
+--   RESULT requests=.. duration_us=.. bytes=.. connect=.. read=.. write=.. status=.. timeout=.. p50_us=.. p99_us=..
+-- "status" counts responses outside 2xx/3xx, which bench/run reports as errors.
+
+local encoding = os.getenv("WRK_ACCEPT_ENCODING")
+if encoding and encoding ~= "" then
+  wrk.headers["Accept-Encoding"] = encoding
+end
+
+local paths_file = os.getenv("WRK_PATHS")
+if paths_file and paths_file ~= "" then
+  local requests = {}
+  for path in io.lines(paths_file) do
+    if path ~= "" then
+      requests[#requests + 1] = wrk.format("GET", path)
+    end
+  end
+  assert(#requests > 0, "WRK_PATHS lists no paths: " .. paths_file)
+
+  local next_index = 0
+  -- Defined only when rotating: with no request() wrk reuses one static request.
+  request = function()
+    next_index = next_index % #requests + 1
+    return requests[next_index]
+  end
+end
+
+done = function(summary, latency, _)
+  local e = summary.errors
+  io.write(string.format(
+    "RESULT requests=%d duration_us=%d bytes=%d connect=%d read=%d write=%d status=%d timeout=%d p50_us=%d p99_us=%d\n",
+    summary.requests, summary.duration, summary.bytes,
+    e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end

@@ -1,0 +1,63 @@
+using Microsoft.Extensions.Primitives;
+
+namespace Peregrine.Catalog;
+
+/// <summary>
+/// What a request path resolves to: a file with its representations, or a directory that
+/// redirects to its slash-terminated form. Immutable once published in a snapshot.
+/// </summary>
+internal sealed class CatalogEntry
+{
+    private CatalogEntry(string relativePath)
+    {
+        RelativePath = relativePath;
+    }
+
+    /// <summary>The path under the root, with a leading slash, as indexed.</summary>
+    public string RelativePath { get; }
+
+    /// <summary>The resolved file the bytes come from; empty for a directory redirect.</summary>
+    public string PhysicalPath { get; private init; } = "";
+
+    public Representation Identity { get; private init; } = null!;
+
+    public StringValues ContentType { get; private init; }
+
+    public DateTimeOffset LastModified { get; private init; }
+
+    public StringValues LastModifiedHeader { get; private init; }
+
+    public StringValues CacheControl { get; private init; }
+
+    /// <summary>
+    /// For a directory: the encoded path, slash-terminated, that a request without the slash
+    /// is redirected to. <see langword="null"/> for a file.
+    /// </summary>
+    public string? RedirectPath { get; private init; }
+
+    public bool IsRedirect => RedirectPath is not null;
+
+    public static CatalogEntry ForFile(
+        string relativePath,
+        string physicalPath,
+        Representation identity,
+        string contentType,
+        DateTimeOffset lastModified,
+        string cacheControl)
+    {
+        return new CatalogEntry(relativePath)
+        {
+            PhysicalPath = physicalPath,
+            Identity = identity,
+            ContentType = contentType,
+            LastModified = lastModified,
+            LastModifiedHeader = lastModified.ToString("r"),
+            CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
+        };
+    }
+
+    public static CatalogEntry ForDirectoryRedirect(string relativePath, string redirectPath)
+    {
+        return new CatalogEntry(relativePath) { RedirectPath = redirectPath };
+    }
+}

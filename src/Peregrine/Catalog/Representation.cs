@@ -1,0 +1,40 @@
+using Microsoft.Extensions.Primitives;
+using Peregrine.Select;
+
+namespace Peregrine.Catalog;
+
+/// <summary>
+/// One representation of a file (RFC 9110 §3.2): the identity bytes or one encoding of them,
+/// with every header value it needs made ready before any request arrives.
+/// </summary>
+internal sealed class Representation
+{
+    public Representation(ContentCoding coding, long length, string etag, byte[]? content)
+    {
+        Coding = coding;
+        Length = length;
+        ETag = etag;
+        Content = content;
+        ContentEncoding = coding switch
+        {
+            ContentCoding.Brotli => "br",
+            ContentCoding.Zstd => "zstd",
+            ContentCoding.Gzip => "gzip",
+            _ => StringValues.Empty,
+        };
+    }
+
+    public ContentCoding Coding { get; }
+
+    /// <summary>The byte count of this representation; its Content-Length on a 200.</summary>
+    public long Length { get; }
+
+    /// <summary>The strong entity tag, quotes included, as sent in the ETag header.</summary>
+    public StringValues ETag { get; }
+
+    /// <summary>The Content-Encoding value, or empty for identity.</summary>
+    public StringValues ContentEncoding { get; }
+
+    /// <summary>The bytes when held in memory; <see langword="null"/> when they are read from disk.</summary>
+    public byte[]? Content { get; }
+}

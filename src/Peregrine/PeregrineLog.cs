@@ -1,0 +1,31 @@
+using Microsoft.Extensions.Logging;
+
+namespace Peregrine;
+
+/// <summary>Log messages with stable event ids. Nothing here is logged per request.</summary>
+internal static partial class PeregrineLog
+{
+    [LoggerMessage(1, LogLevel.Information, "Indexed {Files} files ({Bytes} bytes, {CachedBytes} in memory) under {Root} in {Milliseconds} ms.")]
+    public static partial void Indexed(ILogger logger, int files, long bytes, long cachedBytes, string root, long milliseconds);
+
+    [LoggerMessage(2, LogLevel.Warning, "Not serving {Path}: its link resolves outside the root.")]
+    public static partial void LinkOutsideRoot(ILogger logger, string path);
+
+    [LoggerMessage(3, LogLevel.Warning, "Not serving {Path}: it is not a regular file (a FIFO, socket or device).")]
+    public static partial void NotRegularFile(ILogger logger, string path);
+
+    [LoggerMessage(4, LogLevel.Warning, "Not serving {Path}: it cannot be read ({Reason}).")]
+    public static partial void Unreadable(ILogger logger, string path, string reason);
+
+    [LoggerMessage(5, LogLevel.Warning, "Not serving {Path}: its name is not valid UTF-8, so no URL can name it.")]
+    public static partial void UndecodableName(ILogger logger, string path);
+
+    [LoggerMessage(6, LogLevel.Error, "Indexing {Root} failed.")]
+    public static partial void IndexFailed(ILogger logger, string root, Exception exception);
+
+    [LoggerMessage(7, LogLevel.Warning, "Aborted the response for {Path}: the file changed or vanished while it was being sent.")]
+    public static partial void FileChangedWhileSending(ILogger logger, string path);
+
+    [LoggerMessage(8, LogLevel.Debug, "Skipped a dangling link at {Path}.")]
+    public static partial void DanglingLink(ILogger logger, string path);
+}

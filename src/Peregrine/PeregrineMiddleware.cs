@@ -1,0 +1,205 @@
+using System.Runtime.CompilerServices;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Primitives;
+using Peregrine.Catalog;
+using Peregrine.Preconditions;
+using Peregrine.Send;
+
+namespace Peregrine;
+
+/// <summary>
+/// Serves the files of the catalog. The flow of a request: resolve (path → entry) → method →
+/// select (representation) → preconditions (304/412) → send. Everything a response needs was
+/// computed when the catalog was built; this path looks up, compares and writes.
+/// </summary>
+internal sealed class PeregrineMiddleware
+{
+    private static readonly StringValues s_allow = "GET, HEAD";
+
+    private readonly RequestDelegate _next;
+    private readonly FileCatalog _catalog;
+    private readonly ILogger _logger;
+    private readonly string _requestPath;
+
+    public PeregrineMiddleware(RequestDelegate next, FileCatalog catalog, ILoggerFactory loggerFactory)
+    {
+        _next = next;
+        _catalog = catalog;
+        _logger = loggerFactory.CreateLogger("Peregrine");
+        _requestPath = catalog.Options.RequestPath.Value ?? "";
+        catalog.Start();
+    }
+
+    public Task Invoke(HttpContext context)
+    {
+        var snapshot = _catalog.Current;
+        if (snapshot is null)
+        {
+            return InvokeWhenReady(context);
+        }
+
+        // Kestrel has already percent-decoded the path (all but %2F) and removed dot segments.
+        // The catalog holds only files found under the root, so whatever the path says, the
+        // answer is an indexed file or the next middleware: no request path reaches the disk.
+        if (!TryGetKey(context.Request.Path.Value, out var key) || !snapshot.TryFind(key, out var entry))
+        {
+            return _next(context);
+        }
+
+        return Serve(context, entry);
+    }
+
+    private bool TryGetKey(string? path, out ReadOnlySpan<char> key)
+    {
+        key = path;
+        if (path is null)
+        {
+            return false;
+        }
+
+        if (_requestPath.Length != 0)
+        {
+            // Segment-wise, case-insensitive prefix match, as PathString.StartsWithSegments,
+            // but without allocating the remainder.
+            if (!path.StartsWith(_requestPath, StringComparison.OrdinalIgnoreCase)
+                || (path.Length > _requestPath.Length && path[_requestPath.Length] != '/'))
+            {
+                return false;
+            }
+
+            key = path.AsSpan(_requestPath.Length);
+        }
+
+        return true;
+    }
+
+    private async Task InvokeWhenReady(HttpContext context)
+    {
+        try
+        {
+            await _catalog.Ready.WaitAsync(context.RequestAborted);
+        }
+        catch (OperationCanceledException)
+        {
+            return;
+        }
+        catch (Exception)
+        {
+            // The index failed and was logged when it did; say so rather than pretend 404.
+            context.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
+            return;
+        }
+
+        await Invoke(context);
+    }
+
+    private Task Serve(HttpContext context, CatalogEntry entry)
+    {
+        var request = context.Request;
+        var response = context.Response;
+        var method = request.Method;
+        var isHead = HttpMethods.IsHead(method);
+        if (!isHead && !HttpMethods.IsGet(method))
+        {
+            // RFC 9110 §15.5.6: a 405 lists the methods the resource supports.
+            response.StatusCode = StatusCodes.Status405MethodNotAllowed;
+            response.Headers.Allow = s_allow;
+            response.ContentLength = 0;
+            return Task.CompletedTask;
+        }
+
+        if (entry.IsRedirect)
+        {
+            return RedirectToDirectory(context, entry);
+        }
+
+        var representation = entry.Identity;
+        var headers = response.Headers;
+
+        // Validators and caching go on every 200 and 304 alike (RFC 9110 §15.4.5).
+        headers.ETag = representation.ETag;
+        headers.LastModified = entry.LastModifiedHeader;
+        if (entry.CacheControl.Count != 0)
+        {
+            headers.CacheControl = entry.CacheControl;
+        }
+
+        switch (Preconditions.Preconditions.Evaluate(request.Headers, representation.ETag, entry.LastModifiedHeader, entry.LastModified))
+        {
+            case PreconditionResult.NotModified:
+                response.StatusCode = StatusCodes.Status304NotModified;
+                return Task.CompletedTask;
+            case PreconditionResult.Failed:
+                response.StatusCode = StatusCodes.Status412PreconditionFailed;
+                response.ContentLength = 0;
+                return Task.CompletedTask;
+        }
+
+        headers.ContentType = entry.ContentType;
+        response.ContentLength = representation.Length;
+        if (isHead)
+        {
+            return Task.CompletedTask;
+        }
+
+        var content = representation.Content;
+        if (content is not null)
+        {
+            return WriteAsync(response, content);
+        }
+
+        return SendFromDiskAsync(context, entry, representation);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Task WriteAsync(HttpResponse response, byte[] content)
+    {
+        // One write of bytes made at index time; Kestrel sends headers and body together.
+        var pending = response.BodyWriter.WriteAsync(content);
+        return pending.IsCompletedSuccessfully ? Task.CompletedTask : pending.AsTask();
+    }
+
+    private async Task SendFromDiskAsync(HttpContext context, CatalogEntry entry, Representation representation)
+    {
+        using var handle = FileSender.TryOpen(entry.PhysicalPath, representation.Length);
+        if (handle is null)
+        {
+            // The file changed or vanished since it was indexed: nothing has been sent yet,
+            // so say so plainly instead of sending bytes that do not match the headers.
+            PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
+            context.Response.Clear();
+            context.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
+            context.Response.Headers.RetryAfter = "1";
+            return;
+        }
+
+        try
+        {
+            if (!await FileSender.CopyAsync(context, handle, 0, representation.Length))
+            {
+                PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
+                ResponseAborter.Abort(context);
+            }
+        }
+        catch (OperationCanceledException) when (context.RequestAborted.IsCancellationRequested)
+        {
+            // The client went away; there is no one left to answer.
+        }
+    }
+
+    private Task RedirectToDirectory(HttpContext context, CatalogEntry entry)
+    {
+        // RFC 9110 §15.4.2: 301 to the slash-terminated path so that relative links in the
+        // index document resolve; the query string is kept.
+        var request = context.Request;
+        var location = request.PathBase.ToUriComponent()
+            + _catalog.Options.RequestPath.ToUriComponent()
+            + entry.RedirectPath
+            + request.QueryString.ToUriComponent();
+        context.Response.StatusCode = StatusCodes.Status301MovedPermanently;
+        context.Response.Headers.Location = location;
+        context.Response.ContentLength = 0;
+        return Task.CompletedTask;
+    }
+}

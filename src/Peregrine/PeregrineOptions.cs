@@ -1,0 +1,87 @@
+using Microsoft.AspNetCore.Http;
+
+namespace Peregrine;
+
+/// <summary>
+/// Options for the Peregrine static file middleware. Every value is read once, when the
+/// catalog is built; nothing here is consulted per request.
+/// </summary>
+public sealed class PeregrineOptions
+{
+    /// <summary>
+    /// The folder to serve. Required. A relative path is taken from the current directory.
+    /// The folder is indexed at start-up: only files found under it (after resolving symbolic
+    /// links) can ever be served.
+    /// </summary>
+    public string Root { get; set; } = "";
+
+    /// <summary>
+    /// The URL path the files are served under, for example <c>/static</c>. Default: empty,
+    /// the site root. Must start with <c>/</c> and must not end with one.
+    /// </summary>
+    public PathString RequestPath { get; set; }
+
+    /// <summary>
+    /// File names served for a request to a directory, tried in order. Default:
+    /// <c>index.html</c>, <c>index.htm</c>.
+    /// </summary>
+    public IList<string> DefaultDocuments { get; set; } = ["index.html", "index.htm"];
+
+    /// <summary>
+    /// Serve files and folders whose name starts with a dot (<c>.env</c>, <c>.git/</c>).
+    /// Default: <see langword="false"/>. The <c>.well-known</c> folder (RFC 8615) is always
+    /// served, since its contents are public by definition.
+    /// </summary>
+    public bool ServeHiddenFiles { get; set; }
+
+    /// <summary>
+    /// Serve files whose extension has no known content type, as <see cref="DefaultContentType"/>.
+    /// Default: <see langword="true"/>, as nginx and Caddy do.
+    /// </summary>
+    public bool ServeUnknownFileTypes { get; set; } = true;
+
+    /// <summary>The content type of files with an unknown extension. Default: <c>application/octet-stream</c>.</summary>
+    public string DefaultContentType { get; set; } = "application/octet-stream";
+
+    /// <summary>
+    /// Extra or replacement content types by extension (with its dot, for example
+    /// <c>[".md"] = "text/markdown"</c>). Applied over ASP.NET Core's
+    /// <c>FileExtensionContentTypeProvider</c>. Text types get <c>; charset=utf-8</c> unless
+    /// they name a charset.
+    /// </summary>
+    public IDictionary<string, string> ContentTypes { get; set; } = new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase);
+
+    /// <summary>
+    /// The <c>Cache-Control</c> value for ordinary files. Default: <c>no-cache</c>: caches
+    /// keep the file but revalidate it on each use, which costs a 304 and never serves a stale
+    /// file after a deploy. Empty sends no Cache-Control.
+    /// </summary>
+    public string CacheControl { get; set; } = "no-cache";
+
+    /// <summary>
+    /// The <c>Cache-Control</c> value for files whose name carries a content fingerprint
+    /// (<c>app.3f9a1c2b.js</c>, see <see cref="FingerprintedNames"/>). Default:
+    /// <c>public, max-age=31536000, immutable</c>.
+    /// </summary>
+    public string FingerprintedCacheControl { get; set; } = "public, max-age=31536000, immutable";
+
+    /// <summary>
+    /// Recognise fingerprinted file names: the part just before the extension, after a dot or a
+    /// dash, is 8 or more lower-case hex characters mixing digits and letters
+    /// (<c>app.3f9a1c2b.js</c>), or 8 or more base64url characters mixing upper case, lower case
+    /// and digits (<c>main-BkQ3x9Zt.css</c>). Default: <see langword="true"/>.
+    /// </summary>
+    public bool FingerprintedNames { get; set; } = true;
+
+    /// <summary>
+    /// Files up to this size are held in memory and sent without touching the disk. Default:
+    /// 1 MiB. Larger files are streamed from disk.
+    /// </summary>
+    public long MaxCachedFileSize { get; set; } = 1024 * 1024;
+
+    /// <summary>
+    /// The most bytes of file content held in memory, all files together. Default: 256 MiB.
+    /// Smaller files are kept first; files that do not fit are streamed from disk.
+    /// </summary>
+    public long MemoryBudget { get; set; } = 256L * 1024 * 1024;
+}

@@ -1,0 +1,107 @@
+using Microsoft.Extensions.Options;
+
+namespace Peregrine;
+
+/// <summary>
+/// Validates <see cref="PeregrineOptions"/> once, at start-up, collecting every error so that
+/// one run shows all of them. Each message names the option.
+/// </summary>
+internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOptions>
+{
+    public ValidateOptionsResult Validate(string? name, PeregrineOptions options)
+    {
+        var errors = Collect(options);
+        return errors.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(errors);
+    }
+
+    internal static List<string> Collect(PeregrineOptions options)
+    {
+        var errors = new List<string>();
+        if (string.IsNullOrWhiteSpace(options.Root))
+        {
+            errors.Add("Root: a folder to serve is required.");
+        }
+        else if (!Directory.Exists(options.Root))
+        {
+            errors.Add($"Root: '{options.Root}' does not exist or is not a folder.");
+        }
+
+        var requestPath = options.RequestPath.Value;
+        if (!string.IsNullOrEmpty(requestPath) && (requestPath[0] != '/' || requestPath[^1] == '/'))
+        {
+            errors.Add($"RequestPath: '{requestPath}' must start with '/' and must not end with one.");
+        }
+
+        if (options.DefaultDocuments is null)
+        {
+            errors.Add("DefaultDocuments: must be a list (it may be empty).");
+        }
+        else
+        {
+            foreach (var document in options.DefaultDocuments)
+            {
+                if (string.IsNullOrEmpty(document) || document.AsSpan().IndexOfAny('/', '\\') >= 0)
+                {
+                    errors.Add($"DefaultDocuments: '{document}' must be a plain file name.");
+                }
+            }
+        }
+
+        if (options.ServeUnknownFileTypes)
+        {
+            CheckHeaderValue(errors, nameof(options.DefaultContentType), options.DefaultContentType, required: true);
+        }
+
+        if (options.ContentTypes is null)
+        {
+            errors.Add("ContentTypes: must be a dictionary (it may be empty).");
+        }
+        else
+        {
+            foreach (var (extension, type) in options.ContentTypes)
+            {
+                if (string.IsNullOrEmpty(extension) || extension[0] != '.' || extension.Length < 2)
+                {
+                    errors.Add($"ContentTypes: the extension '{extension}' must start with a dot, as in '.md'.");
+                }
+
+                CheckHeaderValue(errors, $"ContentTypes[{extension}]", type, required: true);
+            }
+        }
+
+        CheckHeaderValue(errors, nameof(options.CacheControl), options.CacheControl, required: false);
+        CheckHeaderValue(errors, nameof(options.FingerprintedCacheControl), options.FingerprintedCacheControl, required: false);
+
+        if (options.MaxCachedFileSize < 0)
+        {
+            errors.Add($"MaxCachedFileSize: {options.MaxCachedFileSize} must be zero or more.");
+        }
+
+        if (options.MemoryBudget < 0)
+        {
+            errors.Add($"MemoryBudget: {options.MemoryBudget} must be zero or more.");
+        }
+
+        return errors;
+    }
+
+    private static void CheckHeaderValue(List<string> errors, string name, string? value, bool required)
+    {
+        if (value is null || (required && value.Length == 0))
+        {
+            errors.Add($"{name}: a value is required.");
+            return;
+        }
+
+        // A header value may hold visible ASCII, spaces and tabs (RFC 9110 §5.5); anything else,
+        // CR and LF above all, would let a configuration value split the response.
+        foreach (var c in value)
+        {
+            if (c is not ('\t' or (>= ' ' and <= '~')))
+            {
+                errors.Add($"{name}: '{value}' holds a character not allowed in a header value.");
+                return;
+            }
+        }
+    }
+}

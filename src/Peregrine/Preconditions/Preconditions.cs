@@ -1,0 +1,158 @@
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Primitives;
+using Microsoft.Net.Http.Headers;
+
+namespace Peregrine.Preconditions;
+
+internal enum PreconditionResult : byte
+{
+    /// <summary>Send the representation (or the ranges of it).</summary>
+    Proceed,
+
+    /// <summary>304: the client's copy is current.</summary>
+    NotModified,
+
+    /// <summary>412: a precondition the client set does not hold.</summary>
+    Failed,
+}
+
+/// <summary>
+/// Conditional requests for GET and HEAD, evaluated in the order RFC 9110 §13.2.2 lays down.
+/// Allocation-free: entity-tag lists are scanned in place, and the common case of a client
+/// echoing our own validator is an ordinal string comparison.
+/// </summary>
+internal static class Preconditions
+{
+    public static PreconditionResult Evaluate(IHeaderDictionary request, StringValues etag, StringValues lastModifiedHeader, DateTimeOffset lastModified)
+    {
+        var ifMatch = request.IfMatch;
+        var ifNoneMatch = request.IfNoneMatch;
+        var ifModifiedSince = request.IfModifiedSince;
+        var ifUnmodifiedSince = request.IfUnmodifiedSince;
+        if (ifMatch.Count == 0 && ifNoneMatch.Count == 0 && ifModifiedSince.Count == 0 && ifUnmodifiedSince.Count == 0)
+        {
+            return PreconditionResult.Proceed;
+        }
+
+        var tag = etag.ToString().AsSpan();
+
+        // Step 1 (§13.1.1): If-Match uses the strong comparison; no match means 412.
+        if (ifMatch.Count > 0)
+        {
+            if (!ListMatches(ifMatch, tag, weak: false))
+            {
+                return PreconditionResult.Failed;
+            }
+        }
+
+        // Step 2 (§13.1.4): If-Unmodified-Since, only when If-Match is absent; an invalid date
+        // is ignored.
+        else if (ifUnmodifiedSince.Count == 1
+            && TryParseDate(ifUnmodifiedSince, lastModifiedHeader, out var unmodifiedSince)
+            && lastModified > unmodifiedSince)
+        {
+            return PreconditionResult.Failed;
+        }
+
+        // Step 3 (§13.1.2): If-None-Match uses the weak comparison; for GET and HEAD a match
+        // means 304.
+        if (ifNoneMatch.Count > 0)
+        {
+            return ListMatches(ifNoneMatch, tag, weak: true) ? PreconditionResult.NotModified : PreconditionResult.Proceed;
+        }
+
+        // Step 4 (§13.1.3): If-Modified-Since, only when If-None-Match is absent. More than
+        // one member or an invalid date means the field is ignored.
+        if (ifModifiedSince.Count == 1
+            && TryParseDate(ifModifiedSince, lastModifiedHeader, out var modifiedSince)
+            && lastModified <= modifiedSince)
+        {
+            return PreconditionResult.NotModified;
+        }
+
+        return PreconditionResult.Proceed;
+    }
+
+    /// <summary>
+    /// True when the field value (<c>*</c> or a list of entity-tags, §8.8.3) names
+    /// <paramref name="tag"/>. A malformed list matches nothing from the point it goes wrong.
+    /// </summary>
+    internal static bool ListMatches(StringValues field, ReadOnlySpan<char> tag, bool weak)
+    {
+        foreach (var value in field)
+        {
+            if (value is not null && ValueMatches(value, tag, weak))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private static bool ValueMatches(ReadOnlySpan<char> value, ReadOnlySpan<char> tag, bool weak)
+    {
+        var i = 0;
+        while (true)
+        {
+            // Skip the list's separators and optional white space (RFC 9110 §5.6.1).
+            while (i < value.Length && (value[i] is ',' or ' ' or '\t'))
+            {
+                i++;
+            }
+
+            if (i >= value.Length)
+            {
+                return false;
+            }
+
+            if (value[i] == '*')
+            {
+                // "*" matches any current representation, and this one exists.
+                return true;
+            }
+
+            var isWeak = false;
+            if (value[i] == 'W' && i + 1 < value.Length && value[i + 1] == '/')
+            {
+                isWeak = true;
+                i += 2;
+            }
+
+            if (i >= value.Length || value[i] != '"')
+            {
+                return false;
+            }
+
+            // The opaque tag runs to the next quote: etagc excludes DQUOTE, so a comma inside
+            // the quotes belongs to the tag.
+            var close = value[(i + 1)..].IndexOf('"');
+            if (close < 0)
+            {
+                return false;
+            }
+
+            var opaque = value.Slice(i, close + 2);
+            if ((weak || !isWeak) && opaque.SequenceEqual(tag))
+            {
+                return true;
+            }
+
+            i += close + 2;
+        }
+    }
+
+    private static bool TryParseDate(StringValues field, StringValues lastModifiedHeader, out DateTimeOffset date)
+    {
+        var value = field[0];
+        if (string.Equals(value, lastModifiedHeader[0], StringComparison.Ordinal))
+        {
+            // Browsers echo Last-Modified verbatim: no need to parse our own date.
+            date = DateTimeOffset.MaxValue;
+            return true;
+        }
+
+        // HeaderUtilities accepts the IMF-fixdate and both obsolete forms, as §5.6.7 requires.
+        return HeaderUtilities.TryParseDate(value, out date);
+    }
+}

@@ -1,0 +1,87 @@
+using System.Buffers;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Win32.SafeHandles;
+
+namespace Peregrine.Send;
+
+/// <summary>
+/// Sends bytes that are not held in memory: reads straight from the file into the response's
+/// own buffers, so each byte is copied once in user space (file → pipe) rather than the four
+/// times of Kestrel's SendFileAsync fallback (dotnet/aspnetcore#18093).
+/// </summary>
+internal static class FileSender
+{
+    // Kestrel flushes its output pipe once this many bytes are buffered; matching it keeps the
+    // socket busy without letting one response hold more than that in memory.
+    private const int FlushThreshold = 64 * 1024;
+    private const int ReadSize = 64 * 1024;
+
+    /// <summary>
+    /// Opens the file before any header is sent, so a file that has vanished can still be
+    /// answered cleanly. Returns <see langword="null"/> when it cannot be opened, or when its
+    /// length is no longer the indexed one (it changed since the index).
+    /// </summary>
+    public static SafeFileHandle? TryOpen(string path, long expectedLength)
+    {
+        SafeFileHandle handle;
+        try
+        {
+            handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, FileOptions.None);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            return null;
+        }
+
+        if (RandomAccess.GetLength(handle) != expectedLength)
+        {
+            handle.Dispose();
+            return null;
+        }
+
+        return handle;
+    }
+
+    /// <summary>
+    /// Copies <paramref name="count"/> bytes from <paramref name="offset"/>. Returns false if
+    /// the file ended early (it was truncated mid-send): the caller must then abort the
+    /// response, because its Content-Length can no longer be honoured.
+    /// </summary>
+    public static async Task<bool> CopyAsync(HttpContext context, SafeFileHandle handle, long offset, long count)
+    {
+        var writer = context.Response.BodyWriter;
+        var aborted = context.RequestAborted;
+        var unflushed = 0;
+        while (count > 0)
+        {
+            var memory = writer.GetMemory((int)Math.Min(ReadSize, count));
+            if (memory.Length > count)
+            {
+                memory = memory[..(int)count];
+            }
+
+            var read = await RandomAccess.ReadAsync(handle, memory, offset, aborted);
+            if (read == 0)
+            {
+                return false;
+            }
+
+            writer.Advance(read);
+            offset += read;
+            count -= read;
+            unflushed += read;
+            if (unflushed >= FlushThreshold)
+            {
+                unflushed = 0;
+                var result = await writer.FlushAsync(aborted);
+                if (result.IsCanceled || result.IsCompleted)
+                {
+                    return true;
+                }
+            }
+        }
+
+        return true;
+    }
+}
