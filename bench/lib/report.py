@@ -56,12 +56,16 @@ def read_env(path):
     return env
 
 
+# The names the issue uses for the matrix sizes; other sizes get a computed label.
+SIZE_NAMES = {0: "0 B", 3348: "3.5 KB", 22528: "22 KB", 31744: "31 KB", 133120: "130 KB", 427008: "417 KB", 10485760: "10 MB"}
+
+
 def size_label(size):
     if size == "mixed":
         return "bootstrap mix"
     n = int(size)
-    if n == 0:
-        return "0 B"
+    if n in SIZE_NAMES:
+        return SIZE_NAMES[n]
     if n >= 1 << 20:
         return f"{n / (1 << 20):g} MB"
     if n >= 1024:
@@ -146,8 +150,8 @@ def fmt_rps(v):
 # ---------------------------------------------------------------------------------------
 # Markdown
 # ---------------------------------------------------------------------------------------
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+def table(header, rows, align="---:"):
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + [align] * (len(header) - 1)) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
 
@@ -277,7 +281,7 @@ def header_table(run, kind):
             else:
                 row.append(f"`{v[:40]}`")
         rows.append(row)
-    return table(["header"] + [display(s) for s in run.servers], rows)
+    return table(["header"] + [display(s) for s in run.servers], rows, align="---")
 
 
 def check_problems(run):
@@ -301,8 +305,11 @@ def section(run, args):
     lines.append(
         f"Machine: {env.get('cores')} cores ({env.get('cpu')}), {env.get('memory')}, {env.get('os')}, {env.get('kernel')}; "
         f".NET SDK {env.get('dotnet')} (ASP.NET Core {env.get('aspnetcore')}); nginx {env.get('nginx')}; "
-        f"wrk {env.get('wrk')}; h2load {env.get('h2load')}."
+        f"wrk {env.get('wrk')}; h2load {env.get('h2load')}. Source: {env.get('source', '?')}."
     )
+    load = os.path.join(run.out, "load.txt")
+    if os.path.exists(load):
+        lines.append("Other activity on the machine: " + "; ".join(l.strip() for l in open(load)) + ".")
     lines.append("")
     gcs = [f"{k[3:]}: {v}" for k, v in env.items() if k.startswith("gc.")]
     lines.append(
@@ -313,6 +320,7 @@ def section(run, args):
         f"h2c: `h2load -t1 -c{env.get('h2_conns')} -m{env.get('h2_streams')}` with prior knowledge. "
         f"Bootstrap mix: the {env.get('mixed_files')} css/js/map files under `dist/` of `{env.get('bootstrap')}`, in rotation, "
         f"`Accept-Encoding: br, gzip`, precompressed `.gz`/`.br` siblings on disk. "
+        f"Servers and load generators run under `{env.get('priority', 'default')}` priority. "
         f"Table cells: median requests/s (min–max). GC: {'; '.join(gcs) or 'n/a'}."
     )
     if env.get("peregrine_args") or any(k.startswith("variant.") for k in env):

@@ -8,6 +8,7 @@
 -- done() prints one machine-readable line that bench/run parses:
 --   RESULT requests=.. duration_us=.. bytes=.. connect=.. read=.. write=.. status=.. timeout=.. p50_us=.. p99_us=..
 -- "status" counts responses outside 2xx/3xx, which bench/run reports as errors.
+-- Counters are printed with %.0f: LuaJIT's %d clamps to 32 bits (2 GiB of bytes).
 
 local encoding = os.getenv("WRK_ACCEPT_ENCODING")
 if encoding and encoding ~= "" then
@@ -17,14 +18,18 @@ end
 local paths_file = os.getenv("WRK_PATHS")
 if paths_file and paths_file ~= "" then
   local requests = {}
-  for path in io.lines(paths_file) do
-    if path ~= "" then
-      requests[#requests + 1] = wrk.format("GET", path)
-    end
-  end
-  assert(#requests > 0, "WRK_PATHS lists no paths: " .. paths_file)
-
   local next_index = 0
+
+  -- Requests are formatted in init(), once wrk has set this thread's Host header.
+  init = function(_)
+    for path in io.lines(paths_file) do
+      if path ~= "" then
+        requests[#requests + 1] = wrk.format("GET", path)
+      end
+    end
+    assert(#requests > 0, "WRK_PATHS lists no paths: " .. paths_file)
+  end
+
   -- Defined only when rotating: with no request() wrk reuses one static request.
   request = function()
     next_index = next_index % #requests + 1
@@ -35,7 +40,7 @@ end
 done = function(summary, latency, _)
   local e = summary.errors
   io.write(string.format(
-    "RESULT requests=%d duration_us=%d bytes=%d connect=%d read=%d write=%d status=%d timeout=%d p50_us=%d p99_us=%d\n",
+    "RESULT requests=%.0f duration_us=%.0f bytes=%.0f connect=%d read=%d write=%d status=%d timeout=%d p50_us=%.0f p99_us=%.0f\n",
     summary.requests, summary.duration, summary.bytes,
     e.connect, e.read, e.write, e.status, e.timeout,
     latency:percentile(50), latency:percentile(99)))

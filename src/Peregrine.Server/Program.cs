@@ -24,9 +24,10 @@ if (commandLine.ShowVersion)
     return 0;
 }
 
-var app = ServerHost.Build(commandLine, args: []);
+WebApplication app;
 try
 {
+    app = ServerHost.Build(commandLine, args: []);
     await app.StartAsync();
 }
 catch (IOException ex)

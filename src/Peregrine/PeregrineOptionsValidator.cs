@@ -99,7 +99,7 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
         {
             if (c is not ('\t' or (>= ' ' and <= '~')))
             {
-                errors.Add($"{name}: '{value}' holds a character not allowed in a header value.");
+                errors.Add($"{name}: holds a character not allowed in a header value (U+{(int)c:X4}); only visible ASCII, space and tab are.");
                 return;
             }
         }

@@ -82,6 +82,9 @@ internal static class FileSender
             }
         }
 
+        // Bytes advanced but not flushed are not sent when the request ends (seen with a 2 MB
+        // file: the last partial chunk stalled), so the tail is flushed here explicitly.
+        await writer.FlushAsync(aborted);
         return true;
     }
 }

@@ -1,0 +1,111 @@
+using Microsoft.Extensions.Logging.Abstractions;
+using Peregrine.Catalog;
+using Peregrine.Tests.Infrastructure;
+
+namespace Peregrine.Tests.Catalog;
+
+public sealed class CatalogTests
+{
+    [Fact]
+    public void SameBytes_InTwoRoots_GiveTheSameETag()
+    {
+        // The ETag comes from content alone (not mtime or inode), so two servers agree.
+        using var first = new TempTree();
+        using var second = new TempTree();
+        var a = first.Write("a.txt", "same bytes");
+        second.Write("elsewhere/b.txt", "same bytes");
+        File.SetLastWriteTimeUtc(a, new DateTime(2001, 1, 1, 0, 0, 0, DateTimeKind.Utc));
+
+        var one = Build(first.Root).TryFind("/a.txt", out var x) ? x : null;
+        var two = Build(second.Root).TryFind("/elsewhere/b.txt", out var y) ? y : null;
+
+        Assert.Equal(one!.Identity.ETag, two!.Identity.ETag);
+    }
+
+    [Fact]
+    public void DifferentBytes_GiveDifferentETags()
+    {
+        using var tree = new TempTree();
+        tree.Write("a.txt", "one");
+        tree.Write("b.txt", "two");
+
+        var snapshot = Build(tree.Root);
+
+        snapshot.TryFind("/a.txt", out var a);
+        snapshot.TryFind("/b.txt", out var b);
+        Assert.NotEqual(a!.Identity.ETag, b!.Identity.ETag);
+    }
+
+    [Fact]
+    public void MemoryBudget_KeepsSmallestFilesInMemoryAndStreamsTheRest()
+    {
+        using var tree = new TempTree();
+        tree.Write("small.txt", new byte[100]);
+        tree.Write("medium.txt", new byte[1000]);
+        tree.Write("large.txt", new byte[10_000]);
+
+        var snapshot = Build(tree.Root, options => options.MemoryBudget = 1500);
+
+        Assert.True(snapshot.TryFind("/small.txt", out var small) && small.Identity.Content is not null);
+        Assert.True(snapshot.TryFind("/medium.txt", out var medium) && medium.Identity.Content is not null);
+        Assert.True(snapshot.TryFind("/large.txt", out var large) && large.Identity.Content is null);
+        Assert.Equal(1100, snapshot.CachedBytes);
+    }
+
+    [Fact]
+    public void UnknownExtension_IsSkippedWhenUnknownTypesAreNotServed()
+    {
+        using var tree = new TempTree();
+        tree.Write("a.unknownext", "x");
+        tree.Write("b.txt", "x");
+
+        var snapshot = Build(tree.Root, options => options.ServeUnknownFileTypes = false);
+
+        Assert.False(snapshot.TryFind("/a.unknownext", out _));
+        Assert.True(snapshot.TryFind("/b.txt", out _));
+    }
+
+    [Fact]
+    public void ContentTypeOverride_WinsOverTheFrameworkTable()
+    {
+        using var tree = new TempTree();
+        tree.Write("notes.md", "# hi");
+        tree.Write("data.json", "{}");
+
+        var snapshot = Build(tree.Root, options =>
+        {
+            options.ContentTypes[".md"] = "text/markdown";
+            options.ContentTypes[".json"] = "application/vnd.example+json";
+        });
+
+        snapshot.TryFind("/notes.md", out var md);
+        snapshot.TryFind("/data.json", out var json);
+        Assert.Equal("text/markdown; charset=utf-8", md!.ContentType.ToString());
+        Assert.Equal("application/vnd.example+json", json!.ContentType.ToString());
+    }
+
+    [Theory]
+    [InlineData("app.3f9a1c2b.js", true)]
+    [InlineData("chunk-5e7d2a91c0.css", true)]
+    [InlineData("index-BkQ3x9Zt.js", true)]
+    [InlineData("main.0f1e2d3c4b5a6978.bundle.js", false)]
+    [InlineData("app.js", false)]
+    [InlineData("jquery-3.7.1.min.js", false)]
+    [InlineData("report-20240101.pdf", false)]
+    [InlineData("my-component2.js", false)]
+    [InlineData("deadbeef.js", false)]
+    [InlineData("x.deadbeef.js", false)]
+    [InlineData("bootstrap.bundle.min.js", false)]
+    [InlineData("Makefile", false)]
+    public void Fingerprint_IsRecognisedOnlyWhenTheNameLooksHashed(string name, bool expected)
+    {
+        Assert.Equal(expected, Fingerprint.IsFingerprinted(name));
+    }
+
+    private static CatalogSnapshot Build(string root, Action<PeregrineOptions>? configure = null)
+    {
+        var options = new PeregrineOptions { Root = root };
+        configure?.Invoke(options);
+        return new CatalogBuilder(options, NullLogger.Instance).Build();
+    }
+}

@@ -1,0 +1,72 @@
+using System.Net;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Peregrine.Catalog;
+
+namespace Peregrine.Tests.Infrastructure;
+
+/// <summary>
+/// A real Kestrel on a free loopback port running the Peregrine middleware, followed by a
+/// terminal middleware that answers "next" with 404 and a marker header, so tests can tell
+/// pass-through from a 404 of Peregrine's own.
+/// </summary>
+public sealed class PeregrineHost : IAsyncDisposable
+{
+    public const string NextHeader = "X-Test-Next";
+
+    private readonly WebApplication _app;
+
+    private PeregrineHost(WebApplication app, Uri address)
+    {
+        _app = app;
+        Address = address;
+        Client = new HttpClient(new SocketsHttpHandler { AllowAutoRedirect = false, AutomaticDecompression = DecompressionMethods.None })
+        {
+            BaseAddress = address,
+        };
+    }
+
+    public Uri Address { get; }
+
+    public HttpClient Client { get; }
+
+    public IServiceProvider Services => _app.Services;
+
+    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null)
+    {
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.ClearProviders();
+        builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, 0, l => l.Protocols = HttpProtocols.Http1AndHttp2));
+        builder.Services.AddPeregrine(options =>
+        {
+            options.Root = root;
+            configure?.Invoke(options);
+        });
+        var app = builder.Build();
+        before?.Invoke(app);
+        app.UsePeregrine();
+        app.Run(context =>
+        {
+            context.Response.StatusCode = StatusCodes.Status404NotFound;
+            context.Response.Headers[NextHeader] = "1";
+            return Task.CompletedTask;
+        });
+        await app.StartAsync();
+        await app.Services.GetRequiredService<FileCatalog>().Ready;
+        var address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
+        return new PeregrineHost(app, new Uri(address));
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        Client.Dispose();
+        await _app.StopAsync();
+        await _app.DisposeAsync();
+    }
+}

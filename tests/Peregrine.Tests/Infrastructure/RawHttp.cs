@@ -1,0 +1,29 @@
+using System.Net.Sockets;
+using System.Text;
+
+namespace Peregrine.Tests.Infrastructure;
+
+/// <summary>
+/// Sends a request line exactly as written. HttpClient normalises paths (it removes dot
+/// segments and re-encodes), which would hide exactly the inputs the safety tests are about.
+/// </summary>
+public static class RawHttp
+{
+    public static async Task<(int Status, string Headers, byte[] Body)> SendAsync(Uri server, string requestTarget, string method = "GET", string extraHeaders = "")
+    {
+        using var client = new TcpClient();
+        await client.ConnectAsync(server.Host, server.Port);
+        var stream = client.GetStream();
+        var request = $"{method} {requestTarget} HTTP/1.1\r\nHost: {server.Host}:{server.Port}\r\nConnection: close\r\n{extraHeaders}\r\n";
+        await stream.WriteAsync(Encoding.Latin1.GetBytes(request));
+        using var response = new MemoryStream();
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        await stream.CopyToAsync(response, timeout.Token);
+        var bytes = response.ToArray();
+        var split = bytes.AsSpan().IndexOf("\r\n\r\n"u8);
+        var head = Encoding.Latin1.GetString(bytes, 0, split < 0 ? bytes.Length : split);
+        var body = split < 0 ? [] : bytes[(split + 4)..];
+        var status = int.Parse(head.AsSpan(9, 3));
+        return (status, head, body);
+    }
+}
