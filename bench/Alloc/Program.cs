@@ -1,0 +1,170 @@
+// Bytes allocated per request, whole process, over the wire: Kestrel on loopback, a raw-socket
+// client that reuses its buffers, GC.GetTotalAllocatedBytes(precise: true) around N requests.
+// Each scenario is run against Peregrine and against a "ceiling" middleware that writes the
+// same bytes with Content-Type and Content-Length and nothing else; the difference is what
+// Peregrine allocates above Kestrel (and the client) themselves.
+//
+//   dotnet run -c Release --project bench/Alloc [-- REQUESTS]
+using System.Net;
+using System.Runtime.CompilerServices;
+using System.Net.Sockets;
+using System.Text;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Peregrine;
+using Peregrine.Catalog;
+
+var requests = args.Length > 0 ? int.Parse(args[0]) : 200_000;
+var root = Directory.CreateTempSubdirectory("peregrine-alloc").FullName;
+var content = new byte[3348];
+new Random(1).NextBytes(content);
+File.WriteAllBytes(Path.Combine(root, "file.webp"), content);
+
+var results = new List<(string Scenario, double Peregrine, double Ceiling)>();
+await using (var peregrine = await StartAsync(useCeiling: false))
+await using (var ceiling = await StartAsync(useCeiling: true))
+{
+    var etag = await GetETagAsync(peregrine.Port);
+    var get = Request("GET", "");
+    var conditional = Request("GET", $"If-None-Match: {etag}\r\n");
+    var head = Request("HEAD", "");
+    results.Add(("GET 200 (3,348 B, in memory)", await MeasureAsync(peregrine.Port, get), await MeasureAsync(ceiling.Port, get)));
+    results.Add(("GET 304 (If-None-Match)", await MeasureAsync(peregrine.Port, conditional), await MeasureAsync(ceiling.Port, get)));
+    results.Add(("HEAD 200", await MeasureAsync(peregrine.Port, head), await MeasureAsync(ceiling.Port, head)));
+}
+
+Console.WriteLine($"| scenario | Peregrine B/request | ceiling B/request | Peregrine above ceiling |");
+Console.WriteLine($"| --- | ---: | ---: | ---: |");
+foreach (var (scenario, p, c) in results)
+{
+    Console.WriteLine($"| {scenario} | {p:F1} | {c:F1} | {p - c:F1} |");
+}
+
+Console.WriteLine($"\n{requests:N0} requests per cell over one keep-alive connection; .NET {Environment.Version}; {Environment.ProcessorCount} cores.");
+Directory.Delete(root, recursive: true);
+
+byte[] Request(string method, string headers)
+    => Encoding.ASCII.GetBytes($"{method} /file.webp HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n");
+
+async Task<string> GetETagAsync(int port)
+{
+    using var client = new HttpClient();
+    using var response = await client.GetAsync($"http://127.0.0.1:{port}/file.webp");
+    return response.Headers.ETag!.Tag;
+}
+
+async Task<double> MeasureAsync(int port, byte[] request)
+{
+    using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+    await socket.ConnectAsync(IPAddress.Loopback, port);
+    var buffer = new byte[64 * 1024];
+    var isHead = request[0] == (byte)'H';
+
+    // Warm up: tiered compilation, pools, the connection's own buffers.
+    for (var i = 0; i < 20_000; i++)
+    {
+        await RoundTripAsync(socket, request, buffer, isHead);
+    }
+
+    GC.Collect();
+    var before = GC.GetTotalAllocatedBytes(precise: true);
+    for (var i = 0; i < requests; i++)
+    {
+        await RoundTripAsync(socket, request, buffer, isHead);
+    }
+
+    var after = GC.GetTotalAllocatedBytes(precise: true);
+    return (after - before) / (double)requests;
+}
+
+// Pooled so that the client's own awaits do not allocate a state machine box per request.
+[AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+static async ValueTask RoundTripAsync(Socket socket, byte[] request, byte[] buffer, bool isHead)
+{
+    await socket.SendAsync(request, SocketFlags.None);
+    var received = 0;
+    while (true)
+    {
+        var n = await socket.ReceiveAsync(buffer.AsMemory(received), SocketFlags.None);
+        if (n == 0)
+        {
+            throw new IOException("connection closed");
+        }
+
+        received += n;
+        var headerEnd = buffer.AsSpan(0, received).IndexOf("\r\n\r\n"u8);
+        if (headerEnd < 0)
+        {
+            continue;
+        }
+
+        var length = isHead ? 0 : ContentLength(buffer.AsSpan(0, headerEnd));
+        if (received >= headerEnd + 4 + length)
+        {
+            return;
+        }
+    }
+}
+
+static int ContentLength(ReadOnlySpan<byte> head)
+{
+    var at = head.IndexOf("Content-Length: "u8);
+    if (at < 0)
+    {
+        return 0;
+    }
+
+    var rest = head[(at + 16)..];
+    var end = rest.IndexOf((byte)'\r');
+    return int.Parse(end < 0 ? rest : rest[..end]);
+}
+
+async Task<Server> StartAsync(bool useCeiling)
+{
+    var builder = WebApplication.CreateSlimBuilder();
+    builder.Logging.ClearProviders();
+    builder.WebHost.ConfigureKestrel(k =>
+    {
+        k.AddServerHeader = false;
+        k.Listen(IPAddress.Loopback, 0);
+    });
+    builder.Services.AddPeregrine(o => o.Root = root);
+    var app = builder.Build();
+    if (useCeiling)
+    {
+        app.Use(_ => context =>
+        {
+            context.Response.ContentType = "image/webp";
+            context.Response.ContentLength = content.Length;
+            if (HttpMethods.IsHead(context.Request.Method))
+            {
+                return Task.CompletedTask;
+            }
+
+            var write = context.Response.BodyWriter.WriteAsync(content);
+            return write.IsCompletedSuccessfully ? Task.CompletedTask : write.AsTask();
+        });
+    }
+    else
+    {
+        app.UsePeregrine();
+    }
+
+    await app.StartAsync();
+    if (!useCeiling)
+    {
+        await app.Services.GetRequiredService<FileCatalog>().Ready;
+    }
+
+    var address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
+    return new Server(app, new Uri(address).Port);
+}
+
+sealed record Server(WebApplication App, int Port) : IAsyncDisposable
+{
+    public async ValueTask DisposeAsync()
+    {
+        await App.StopAsync();
+        await App.DisposeAsync();
+    }
+}
