@@ -4,18 +4,21 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 using Peregrine.Preconditions;
+using Peregrine.Select;
 using Peregrine.Send;
 
 namespace Peregrine;
 
 /// <summary>
 /// Serves the files of the catalog. The flow of a request: resolve (path → entry) → method →
-/// select (representation) → preconditions (304/412) → send. Everything a response needs was
+/// select (representation) → preconditions (304/412) → ranges (206/416) → send. Everything a response needs was
 /// computed when the catalog was built; this path looks up, compares and writes.
 /// </summary>
-internal sealed class PeregrineMiddleware
+internal sealed partial class PeregrineMiddleware
 {
     private static readonly StringValues s_allow = "GET, HEAD";
+    private static readonly StringValues s_varyAcceptEncoding = "Accept-Encoding";
+    private static readonly StringValues s_acceptRanges = "bytes";
 
     private readonly RequestDelegate _next;
     private readonly FileCatalog _catalog;
@@ -114,10 +117,17 @@ internal sealed class PeregrineMiddleware
             return RedirectToDirectory(context, entry);
         }
 
-        var representation = entry.Identity;
         var headers = response.Headers;
+        var representation = entry.Identity;
+        if (entry.Negotiable)
+        {
+            // RFC 9110 §12.5.5: every response whose representation depends on Accept-Encoding
+            // says so, 304 and HEAD included, and before the variants exist too.
+            headers.Vary = s_varyAcceptEncoding;
+            representation = Select(request.Headers.AcceptEncoding, entry);
+        }
 
-        // Validators and caching go on every 200 and 304 alike (RFC 9110 §15.4.5).
+        // Validators and caching go on every 200, 206 and 304 alike (RFC 9110 §15.4.5).
         headers.ETag = representation.ETag;
         headers.LastModified = entry.LastModifiedHeader;
         if (entry.CacheControl.Count != 0)
@@ -125,6 +135,7 @@ internal sealed class PeregrineMiddleware
             headers.CacheControl = entry.CacheControl;
         }
 
+        // Preconditions compare against the representation that would be sent (§13.1).
         switch (Preconditions.Preconditions.Evaluate(request.Headers, representation.ETag, entry.LastModifiedHeader, entry.LastModified))
         {
             case PreconditionResult.NotModified:
@@ -136,7 +147,17 @@ internal sealed class PeregrineMiddleware
                 return Task.CompletedTask;
         }
 
+        headers.AcceptRanges = s_acceptRanges;
+
+        // §14.2: GET is the only method with range semantics; HEAD ignores Range.
+        var range = request.Headers.Range;
+        if (range.Count != 0 && !isHead)
+        {
+            return ServeRanges(context, entry, representation, range);
+        }
+
         headers.ContentType = entry.ContentType;
+        headers.ContentEncoding = representation.ContentEncoding;
         response.ContentLength = representation.Length;
         if (isHead)
         {
@@ -149,20 +170,38 @@ internal sealed class PeregrineMiddleware
             return WriteAsync(response, content);
         }
 
-        return SendFromDiskAsync(context, entry, representation);
+        return SendFromDiskAsync(context, entry, representation, 0, representation.Length);
+    }
+
+    /// <summary>
+    /// The representation Accept-Encoding asks for among those made (RFC 9110 §12.5.3). When
+    /// the client refuses every one, identity included (<c>identity;q=0</c>), identity is sent
+    /// anyway, as §12.5.3 allows and nginx and Caddy do: a readable answer beats a 406.
+    /// </summary>
+    private static Representation Select(StringValues acceptEncoding, CatalogEntry entry)
+    {
+        var encoded = entry.Encoded;
+        if (encoded is null || encoded.Available == ContentCodings.None || acceptEncoding.Count == 0)
+        {
+            return entry.Identity;
+        }
+
+        return AcceptEncoding.TrySelect(acceptEncoding, encoded.Available, out var coding)
+            ? encoded.Get(coding) ?? entry.Identity
+            : entry.Identity;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static Task WriteAsync(HttpResponse response, byte[] content)
+    private static Task WriteAsync(HttpResponse response, ReadOnlyMemory<byte> content)
     {
         // One write of bytes made at index time; Kestrel sends headers and body together.
         var pending = response.BodyWriter.WriteAsync(content);
         return pending.IsCompletedSuccessfully ? Task.CompletedTask : pending.AsTask();
     }
 
-    private async Task SendFromDiskAsync(HttpContext context, CatalogEntry entry, Representation representation)
+    private async Task SendFromDiskAsync(HttpContext context, CatalogEntry entry, Representation representation, long offset, long count)
     {
-        using var handle = FileSender.TryOpen(entry.PhysicalPath, representation.Length);
+        using var handle = FileSender.TryOpen(representation.PhysicalPath!, representation.Length);
         if (handle is null)
         {
             // The file changed or vanished since it was indexed: nothing has been sent yet,
@@ -176,7 +215,7 @@ internal sealed class PeregrineMiddleware
 
         try
         {
-            if (!await FileSender.CopyAsync(context, handle, 0, representation.Length))
+            if (!await FileSender.CopyAsync(context, handle, offset, count))
             {
                 PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
                 ResponseAborter.Abort(context);

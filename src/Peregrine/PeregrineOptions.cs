@@ -84,4 +84,7 @@ public sealed class PeregrineOptions
     /// Smaller files are kept first; files that do not fit are streamed from disk.
     /// </summary>
     public long MemoryBudget { get; set; } = 256L * 1024 * 1024;
+
+    /// <summary>Compression at index time and Accept-Encoding negotiation.</summary>
+    public Compression.CompressionOptions Compression { get; set; } = new();
 }

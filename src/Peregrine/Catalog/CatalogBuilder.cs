@@ -15,9 +15,12 @@ internal sealed class CatalogBuilder
     private readonly ILogger _logger;
     private readonly ContentTypeMap _contentTypes;
 
-    public CatalogBuilder(PeregrineOptions options, ILogger logger)
+    private readonly MemoryBudget _budget;
+
+    public CatalogBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger)
     {
         _options = options;
+        _budget = budget;
         _logger = logger;
         _contentTypes = new ContentTypeMap(options);
     }
@@ -161,16 +164,14 @@ internal sealed class CatalogBuilder
 
         var order = Enumerable.Range(0, files.Count).OrderBy(i => sizes[i]).ToArray();
         var cache = new bool[files.Count];
-        long budget = _options.MemoryBudget;
         foreach (var i in order)
         {
-            if (sizes[i] > _options.MaxCachedFileSize || sizes[i] > budget)
+            if (sizes[i] > _options.MaxCachedFileSize || !_budget.TryReserve(sizes[i]))
             {
                 break;
             }
 
             cache[i] = true;
-            budget -= sizes[i];
         }
 
         var results = new CatalogEntry?[files.Count];
@@ -178,7 +179,17 @@ internal sealed class CatalogBuilder
             0,
             files.Count,
             new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
-            i => results[i] = BuildFile(files[i], cache[i]));
+            i =>
+            {
+                results[i] = BuildFile(files[i], cache[i]);
+                if (cache[i])
+                {
+                    // Account for what is held: nothing if the file was skipped, its new size if
+                    // it changed between the size check and the read.
+                    _budget.Release(sizes[i]);
+                    _budget.TryReserve(results[i]?.Identity.Content?.Length ?? 0);
+                }
+            });
         return results;
     }
 
@@ -198,20 +209,21 @@ internal sealed class CatalogBuilder
             if (cache)
             {
                 var content = File.ReadAllBytes(file.Physical);
-                identity = new Representation(Select.ContentCoding.Identity, content.Length, EntityTag.Compute(content), content);
+                identity = new Representation(Select.ContentCoding.Identity, content.Length, EntityTag.Compute(content), content, file.Physical);
             }
             else
             {
                 using var stream = new FileStream(file.Physical, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, 1, FileOptions.SequentialScan);
                 var length = stream.Length;
                 var etag = EntityTag.Compute(stream);
-                identity = new Representation(Select.ContentCoding.Identity, length, etag, content: null);
+                identity = new Representation(Select.ContentCoding.Identity, length, etag, content: null, file.Physical);
             }
 
             var cacheControl = _options.FingerprintedNames && Fingerprint.IsFingerprinted(file.Name)
                 ? _options.FingerprintedCacheControl
                 : _options.CacheControl;
-            return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastModified, cacheControl);
+            var negotiable = _options.Compression.Enabled && Compression.Compressibility.IsCompressible(contentType);
+            return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastModified, cacheControl, negotiable);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

@@ -37,13 +37,31 @@ internal sealed class CatalogEntry
 
     public bool IsRedirect => RedirectPath is not null;
 
+    /// <summary>
+    /// True when encoded variants may be offered for this file: its responses then always carry
+    /// <c>Vary: Accept-Encoding</c>, before and after the variants are ready (RFC 9110 §12.5.5).
+    /// </summary>
+    public bool Negotiable { get; private init; }
+
+    /// <summary>
+    /// The encoded variants once they are made; <see langword="null"/> until then, when the
+    /// identity bytes are sent.
+    /// </summary>
+    public EncodedVariants? Encoded => Volatile.Read(ref _encoded);
+
+    private EncodedVariants? _encoded;
+
+    /// <summary>Publishes the variants; requests from now on may select them.</summary>
+    public void PublishEncoded(EncodedVariants variants) => Volatile.Write(ref _encoded, variants);
+
     public static CatalogEntry ForFile(
         string relativePath,
         string physicalPath,
         Representation identity,
         string contentType,
         DateTimeOffset lastModified,
-        string cacheControl)
+        string cacheControl,
+        bool negotiable)
     {
         return new CatalogEntry(relativePath)
         {
@@ -53,6 +71,7 @@ internal sealed class CatalogEntry
             LastModified = lastModified,
             LastModifiedHeader = lastModified.ToString("r"),
             CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
+            Negotiable = negotiable,
         };
     }
 

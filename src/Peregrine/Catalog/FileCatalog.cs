@@ -19,9 +19,13 @@ internal sealed class FileCatalog
     {
         _options = options.Value;
         _logger = loggerFactory.CreateLogger("Peregrine");
+        Budget = new MemoryBudget(_options.MemoryBudget);
     }
 
     public PeregrineOptions Options => _options;
+
+    /// <summary>The memory budget shared by file content and compressed variants.</summary>
+    public MemoryBudget Budget { get; }
 
     /// <summary>The snapshot in force, or <see langword="null"/> before the first index is complete.</summary>
     public CatalogSnapshot? Current => _current;
@@ -42,7 +46,7 @@ internal sealed class FileCatalog
     {
         try
         {
-            _current = new CatalogBuilder(_options, _logger).Build();
+            _current = new CatalogBuilder(_options, Budget, _logger).Build();
             _ready.TrySetResult();
         }
         catch (Exception ex)

@@ -9,12 +9,18 @@ namespace Peregrine.Catalog;
 /// </summary>
 internal sealed class Representation
 {
-    public Representation(ContentCoding coding, long length, string etag, byte[]? content)
+    public Representation(ContentCoding coding, long length, string etag, byte[]? content, string? physicalPath)
     {
+        if (content is null && physicalPath is null)
+        {
+            throw new ArgumentException("A representation needs its bytes in memory or a file to read them from.");
+        }
+
         Coding = coding;
         Length = length;
         ETag = etag;
         Content = content;
+        PhysicalPath = physicalPath;
         ContentEncoding = coding switch
         {
             ContentCoding.Brotli => "br",
@@ -37,4 +43,7 @@ internal sealed class Representation
 
     /// <summary>The bytes when held in memory; <see langword="null"/> when they are read from disk.</summary>
     public byte[]? Content { get; }
+
+    /// <summary>The file the bytes are read from when they are not in memory (the source, a sidecar, or a cache file).</summary>
+    public string? PhysicalPath { get; }
 }

@@ -106,6 +106,6 @@ public sealed class CatalogTests
     {
         var options = new PeregrineOptions { Root = root };
         configure?.Invoke(options);
-        return new CatalogBuilder(options, NullLogger.Instance).Build();
+        return new CatalogBuilder(options, new MemoryBudget(options.MemoryBudget), NullLogger.Instance).Build();
     }
 }

@@ -1,0 +1,38 @@
+using Peregrine.Select;
+
+namespace Peregrine.Catalog;
+
+/// <summary>
+/// The encoded representations of one file (RFC 9110 §8.4), made once and published on the
+/// entry with a single reference write; a request reads them once and sees one consistent set.
+/// </summary>
+internal sealed class EncodedVariants
+{
+    public EncodedVariants(Representation? brotli, Representation? zstd, Representation? gzip)
+    {
+        Brotli = brotli;
+        Zstd = zstd;
+        Gzip = gzip;
+        Available = (brotli is null ? ContentCodings.None : ContentCodings.Brotli)
+            | (zstd is null ? ContentCodings.None : ContentCodings.Zstd)
+            | (gzip is null ? ContentCodings.None : ContentCodings.Gzip);
+    }
+
+    public static EncodedVariants None { get; } = new(null, null, null);
+
+    public ContentCodings Available { get; }
+
+    public Representation? Brotli { get; }
+
+    public Representation? Zstd { get; }
+
+    public Representation? Gzip { get; }
+
+    public Representation? Get(ContentCoding coding) => coding switch
+    {
+        ContentCoding.Brotli => Brotli,
+        ContentCoding.Zstd => Zstd,
+        ContentCoding.Gzip => Gzip,
+        _ => null,
+    };
+}

@@ -1,0 +1,148 @@
+using System.Buffers;
+using System.Globalization;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Primitives;
+using Microsoft.Net.Http.Headers;
+using Peregrine.Catalog;
+using Peregrine.Ranges;
+using Peregrine.Send;
+
+namespace Peregrine;
+
+/// <summary>Range requests (RFC 9110 §14) on the selected representation.</summary>
+internal sealed partial class PeregrineMiddleware
+{
+    // One boundary for the process: it only has to be absent from the parts' own lines, which
+    // are ours, and 32 random alphanumerics make a collision with file bytes irrelevant.
+    private static readonly string s_boundary = MultipartByteRanges.NewBoundary();
+    private static readonly StringValues s_multipartContentType = MultipartByteRanges.ContentType(s_boundary);
+
+    private Task ServeRanges(HttpContext context, CatalogEntry entry, Representation representation, StringValues rangeHeader)
+    {
+        var request = context.Request;
+        var response = context.Response;
+        var headers = response.Headers;
+        var length = representation.Length;
+
+        Span<ByteRange> ranges = stackalloc ByteRange[RangeParser.MaxRanges];
+        var count = 0;
+        var outcome = IfRangeHolds(request.Headers.IfRange, representation, entry)
+            ? RangeParser.Parse(rangeHeader, length, ranges, out count)
+            : RangeOutcome.Ignore;
+
+        switch (outcome)
+        {
+            case RangeOutcome.Unsatisfiable:
+                // §15.5.17: 416 names the current length.
+                response.StatusCode = StatusCodes.Status416RangeNotSatisfiable;
+                headers.ContentRange = "bytes */" + length.ToString(CultureInfo.InvariantCulture);
+                response.ContentLength = 0;
+                return Task.CompletedTask;
+
+            case RangeOutcome.Partial when count == 1:
+                var single = ranges[0];
+                response.StatusCode = StatusCodes.Status206PartialContent;
+                headers.ContentRange = ContentRange(single, length);
+                headers.ContentType = entry.ContentType;
+                headers.ContentEncoding = representation.ContentEncoding;
+                response.ContentLength = single.Length;
+                return representation.Content is { } content
+                    ? WriteAsync(response, content.AsMemory((int)single.Start, (int)single.Length))
+                    : SendFromDiskAsync(context, entry, representation, single.Start, single.Length);
+
+            case RangeOutcome.Partial:
+                // §14.6: several ranges go as multipart/byteranges; each part names its range and
+                // the representation's type, and the coding applies to every part.
+                var selected = ranges[..count].ToArray();
+                var partType = entry.ContentType.ToString();
+                response.StatusCode = StatusCodes.Status206PartialContent;
+                headers.ContentType = s_multipartContentType;
+                headers.ContentEncoding = representation.ContentEncoding;
+                response.ContentLength = MultipartByteRanges.ComputeLength(selected, length, partType, s_boundary);
+                return SendMultipartAsync(context, entry, representation, selected, partType);
+
+            default:
+                headers.ContentType = entry.ContentType;
+                headers.ContentEncoding = representation.ContentEncoding;
+                response.ContentLength = length;
+                return representation.Content is { } whole
+                    ? WriteAsync(response, whole)
+                    : SendFromDiskAsync(context, entry, representation, 0, length);
+        }
+    }
+
+    /// <summary>
+    /// RFC 9110 §13.1.5: a Range is honoured only if If-Range, when present, still names the
+    /// representation: an entity-tag by strong comparison, or a date equal to Last-Modified.
+    /// Otherwise the whole representation is sent.
+    /// </summary>
+    private static bool IfRangeHolds(StringValues ifRange, Representation representation, CatalogEntry entry)
+    {
+        if (ifRange.Count == 0)
+        {
+            return true;
+        }
+
+        if (ifRange.Count > 1)
+        {
+            return false;
+        }
+
+        var value = ifRange[0].AsSpan().Trim();
+        if (value.StartsWith("W/", StringComparison.Ordinal))
+        {
+            // A weak tag never matches strongly.
+            return false;
+        }
+
+        if (value.Length > 0 && value[0] == '"')
+        {
+            return value.SequenceEqual(representation.ETag.ToString());
+        }
+
+        // §13.1.5: a date matches only when it is exactly Last-Modified. Our Last-Modified is
+        // the file's mtime rounded down to the second, and the ETag is the strong validator, so
+        // an exact date match is the most that can be trusted.
+        return HeaderUtilities.TryParseDate(ifRange[0], out var date) && date == entry.LastModified;
+    }
+
+    private static string ContentRange(ByteRange range, long length)
+        => string.Create(CultureInfo.InvariantCulture, $"bytes {range.Start}-{range.Last}/{length}");
+
+    private async Task SendMultipartAsync(HttpContext context, CatalogEntry entry, Representation representation, ByteRange[] ranges, string partType)
+    {
+        var writer = context.Response.BodyWriter;
+        var headerSize = MultipartByteRanges.MaxPartHeaderLength(partType, s_boundary);
+        using var handle = representation.Content is null
+            ? FileSender.TryOpen(representation.PhysicalPath!, representation.Length)
+            : null;
+        if (representation.Content is null && handle is null)
+        {
+            PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
+            context.Response.Clear();
+            context.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
+            return;
+        }
+
+        for (var i = 0; i < ranges.Length; i++)
+        {
+            var range = ranges[i];
+            var written = MultipartByteRanges.WritePartHeader(writer.GetSpan(headerSize), i == 0, range, representation.Length, partType, s_boundary);
+            writer.Advance(written);
+            if (representation.Content is { } content)
+            {
+                await writer.WriteAsync(content.AsMemory((int)range.Start, (int)range.Length), context.RequestAborted);
+            }
+            else if (!await FileSender.CopyAsync(context, handle!, range.Start, range.Length))
+            {
+                PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
+                ResponseAborter.Abort(context);
+                return;
+            }
+        }
+
+        var closing = MultipartByteRanges.WriteClosing(writer.GetSpan(headerSize), s_boundary);
+        writer.Advance(closing);
+        await writer.FlushAsync(context.RequestAborted);
+    }
+}
