@@ -28,4 +28,13 @@ internal static partial class PeregrineLog
 
     [LoggerMessage(8, LogLevel.Debug, "Skipped a dangling link at {Path}.")]
     public static partial void DanglingLink(ILogger logger, string path);
+
+    [LoggerMessage(9, LogLevel.Warning, "Could not re-index {Root} ({Reason}); still serving the previous index.")]
+    public static partial void RebuildFailed(ILogger logger, string root, string reason);
+
+    [LoggerMessage(10, LogLevel.Information, "The root {Root} now resolves to {Target}; switched to it whole, once indexed.")]
+    public static partial void RootReplaced(ILogger logger, string root, string target);
+
+    [LoggerMessage(11, LogLevel.Warning, "Cannot watch {Root} for changes ({Reason}); rescanning every 2 s instead.")]
+    public static partial void WatcherUnavailable(ILogger logger, string root, string reason);
 }

@@ -113,14 +113,13 @@ internal sealed partial class PeregrineMiddleware
     {
         var writer = context.Response.BodyWriter;
         var headerSize = MultipartByteRanges.MaxPartHeaderLength(partType, s_boundary);
+        var expectedTicks = ExpectedLastWrite(entry, representation);
         using var handle = representation.Content is null
-            ? FileSender.TryOpen(representation.PhysicalPath!, representation.Length)
+            ? FileSender.TryOpen(representation.PhysicalPath!, representation.Length, expectedTicks)
             : null;
         if (representation.Content is null && handle is null)
         {
-            PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
-            context.Response.Clear();
-            context.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
+            await ServeCurrentVersionAsync(context, entry);
             return;
         }
 
@@ -133,7 +132,7 @@ internal sealed partial class PeregrineMiddleware
             {
                 await writer.WriteAsync(content.AsMemory((int)range.Start, (int)range.Length), context.RequestAborted);
             }
-            else if (!await FileSender.CopyAsync(context, handle!, range.Start, range.Length))
+            else if (!await FileSender.CopyAsync(context, handle!, range.Start, range.Length, representation.Length, expectedTicks))
             {
                 PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
                 ResponseAborter.Abort(context);

@@ -201,21 +201,21 @@ internal sealed partial class PeregrineMiddleware
 
     private async Task SendFromDiskAsync(HttpContext context, CatalogEntry entry, Representation representation, long offset, long count)
     {
-        using var handle = FileSender.TryOpen(representation.PhysicalPath!, representation.Length);
+        var expectedTicks = ExpectedLastWrite(entry, representation);
+        using var handle = FileSender.TryOpen(representation.PhysicalPath!, representation.Length, expectedTicks);
         if (handle is null)
         {
-            // The file changed or vanished since it was indexed: nothing has been sent yet,
-            // so say so plainly instead of sending bytes that do not match the headers.
-            PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
-            context.Response.Clear();
-            context.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
-            context.Response.Headers.RetryAfter = "1";
+            // The file is not the indexed version any more (or is gone) and nothing has been
+            // sent. The watcher is re-indexing it; meanwhile the current version is served
+            // whole if it is small enough to hold, and otherwise the answer is a plain 503
+            // rather than bytes the headers do not describe.
+            await ServeCurrentVersionAsync(context, entry);
             return;
         }
 
         try
         {
-            if (!await FileSender.CopyAsync(context, handle, offset, count))
+            if (!await FileSender.CopyAsync(context, handle, offset, count, representation.Length, expectedTicks))
             {
                 PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
                 ResponseAborter.Abort(context);
@@ -225,6 +225,68 @@ internal sealed partial class PeregrineMiddleware
         {
             // The client went away; there is no one left to answer.
         }
+    }
+
+    /// <summary>The identity file must keep its indexed mtime; sidecar and cache files are checked by length.</summary>
+    private static long? ExpectedLastWrite(CatalogEntry entry, Representation representation)
+        => ReferenceEquals(representation, entry.Identity) ? entry.LastWriteTicks : null;
+
+    /// <summary>
+    /// Serves the file as it is now, not as indexed: read whole into memory and hashed, so the
+    /// body and its ETag, length and date describe one version. Only for the moments between a
+    /// change and its re-index, and only for files up to <see cref="FreshReadLimit"/>.
+    /// </summary>
+    private async Task ServeCurrentVersionAsync(HttpContext context, CatalogEntry entry)
+    {
+        _catalog.RequestRefresh();
+        var fresh = FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, out var missing);
+        if (missing)
+        {
+            // Deleted since the index: answer as the next index will.
+            context.Response.Clear();
+            await _next(context);
+            return;
+        }
+
+        if (fresh is null)
+        {
+            FileNotAsIndexed(context, entry);
+            return;
+        }
+
+        var response = context.Response;
+        var headers = response.Headers;
+        response.Clear();
+        headers.ETag = fresh.ETag;
+        headers.LastModified = fresh.LastModified.ToString("r");
+        if (entry.CacheControl.Count != 0)
+        {
+            headers.CacheControl = entry.CacheControl;
+        }
+
+        if (entry.Negotiable)
+        {
+            headers.Vary = s_varyAcceptEncoding;
+        }
+
+        headers.ContentType = entry.ContentType;
+        response.ContentLength = fresh.Content.Length;
+        await response.BodyWriter.WriteAsync(fresh.Content, context.RequestAborted);
+    }
+
+    // Large enough for any page or asset, small enough that a burst of such reads stays cheap.
+    private const int FreshReadLimit = 8 * 1024 * 1024;
+
+    private void FileNotAsIndexed(HttpContext context, CatalogEntry entry)
+    {
+        PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
+        _catalog.RequestRefresh();
+        var response = context.Response;
+        response.Clear();
+        response.StatusCode = StatusCodes.Status503ServiceUnavailable;
+        response.Headers.RetryAfter = "1";
+        response.Headers.CacheControl = "no-store";
+        response.ContentLength = 0;
     }
 
     private Task RedirectToDirectory(HttpContext context, CatalogEntry entry)

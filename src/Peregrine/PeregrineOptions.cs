@@ -80,10 +80,20 @@ public sealed class PeregrineOptions
     public long MaxCachedFileSize { get; set; } = 1024 * 1024;
 
     /// <summary>
+    /// Files up to this size get a content-hash ETag at index time. Larger files get a tag
+    /// from their length and modification time instead (as nginx does), so that indexing a
+    /// 30 GB file does not read 30 GB. Default: 64 MiB.
+    /// </summary>
+    public long MaxHashedFileSize { get; set; } = 64L * 1024 * 1024;
+
+    /// <summary>
     /// The most bytes of file content held in memory, all files together. Default: 256 MiB.
     /// Smaller files are kept first; files that do not fit are streamed from disk.
     /// </summary>
     public long MemoryBudget { get; set; } = 256L * 1024 * 1024;
+
+    /// <summary>Watching the root for changes and redeploys.</summary>
+    public Catalog.WatchOptions Watch { get; set; } = new();
 
     /// <summary>Compression at index time and Accept-Encoding negotiation.</summary>
     public Compression.CompressionOptions Compression { get; set; } = new();

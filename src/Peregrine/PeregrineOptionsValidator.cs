@@ -77,9 +77,36 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
             errors.Add($"MaxCachedFileSize: {options.MaxCachedFileSize} must be zero or more.");
         }
 
+        if (options.MaxHashedFileSize < 0)
+        {
+            errors.Add($"MaxHashedFileSize: {options.MaxHashedFileSize} must be zero or more.");
+        }
+
         if (options.MemoryBudget < 0)
         {
             errors.Add($"MemoryBudget: {options.MemoryBudget} must be zero or more.");
+        }
+
+        if (options.Watch is { } watch)
+        {
+            if (watch.PollingInterval is { } polling && polling < TimeSpan.FromMilliseconds(100))
+            {
+                errors.Add($"Watch.PollingInterval: {polling} must be at least 100 ms.");
+            }
+
+            if (watch.CoalescingDelay < TimeSpan.Zero || watch.CoalescingDelay > TimeSpan.FromSeconds(10))
+            {
+                errors.Add($"Watch.CoalescingDelay: {watch.CoalescingDelay} must be between 0 and 10 s.");
+            }
+
+            if (watch.RootCheckInterval < TimeSpan.FromMilliseconds(50))
+            {
+                errors.Add($"Watch.RootCheckInterval: {watch.RootCheckInterval} must be at least 50 ms.");
+            }
+        }
+        else
+        {
+            errors.Add("Watch: must be set.");
         }
 
         return errors;

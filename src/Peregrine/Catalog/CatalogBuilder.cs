@@ -25,15 +25,21 @@ internal sealed class CatalogBuilder
         _contentTypes = new ContentTypeMap(options);
     }
 
-    public CatalogSnapshot Build(CancellationToken cancellationToken = default)
+    /// <summary>
+    /// Builds a snapshot. Entries of <paramref name="previous"/> whose file has the same path,
+    /// length and modification time are reused as they are (bytes, tags and variants), so a
+    /// rebuild after a change reads and hashes only what changed.
+    /// </summary>
+    public CatalogSnapshot Build(CatalogSnapshot? previous = null, CancellationToken cancellationToken = default)
     {
         var stopwatch = Stopwatch.StartNew();
         var root = FileSystemProbe.RealPath(Path.GetFullPath(_options.Root))
             ?? throw new DirectoryNotFoundException($"The root '{_options.Root}' does not exist.");
+        var identity = FileSystemProbe.IdentityOf(root);
 
         var (files, directories) = Scan(root, cancellationToken);
         var entries = new Dictionary<string, CatalogEntry>(files.Count + directories.Count * 2, StringComparer.Ordinal);
-        var built = BuildFiles(files, cancellationToken);
+        var built = BuildFiles(files, previous, cancellationToken);
 
         long totalBytes = 0, cachedBytes = 0;
         foreach (var entry in built)
@@ -51,7 +57,7 @@ internal sealed class CatalogBuilder
         var fileCount = entries.Count;
         AddDirectories(entries, directories);
 
-        var snapshot = new CatalogSnapshot(entries, fileCount, totalBytes, cachedBytes);
+        var snapshot = new CatalogSnapshot(entries, fileCount, totalBytes, cachedBytes, root, identity);
         PeregrineLog.Indexed(_logger, fileCount, totalBytes, cachedBytes, root, stopwatch.ElapsedMilliseconds);
         return snapshot;
     }
@@ -123,7 +129,10 @@ internal sealed class CatalogBuilder
 
                         break;
                     case FileKind.Regular:
-                        files.Add(new FoundFile(relative, physical, name));
+                        // The enumeration already holds the file's metadata; a link's is the
+                        // link's own, so its target is asked again.
+                        var file = info.LinkTarget is null ? (FileInfo)info : new FileInfo(physical);
+                        files.Add(new FoundFile(relative, physical, name, file.Length, file.LastWriteTimeUtc.Ticks));
                         break;
                     case FileKind.Other:
                         PeregrineLog.NotRegularFile(_logger, physical);
@@ -145,28 +154,35 @@ internal sealed class CatalogBuilder
         return _options.ServeHiddenFiles || name == ".well-known";
     }
 
-    private CatalogEntry?[] BuildFiles(List<FoundFile> files, CancellationToken cancellationToken)
+    private CatalogEntry?[] BuildFiles(List<FoundFile> files, CatalogSnapshot? previous, CancellationToken cancellationToken)
     {
-        // The memory budget is filled smallest file first: small files are the most requested
-        // on typical sites and gain the most from skipping the disk per request.
-        var sizes = new long[files.Count];
+        var results = new CatalogEntry?[files.Count];
+        var fresh = new List<int>(previous is null ? files.Count : 0);
         for (var i = 0; i < files.Count; i++)
         {
-            try
+            var file = files[i];
+            if (previous is not null
+                && previous.TryFind(file.Relative, out var old)
+                && !old.IsRedirect
+                && old.PhysicalPath == file.Physical
+                && old.Identity.Length == file.Length
+                && old.LastWriteTicks == file.LastWriteTicks)
             {
-                sizes[i] = new FileInfo(files[i].Physical).Length;
+                results[i] = old;
             }
-            catch (IOException)
+            else
             {
-                sizes[i] = long.MaxValue;
+                fresh.Add(i);
             }
         }
 
-        var order = Enumerable.Range(0, files.Count).OrderBy(i => sizes[i]).ToArray();
+        // The memory budget is filled smallest file first: small files are the most requested
+        // on typical sites and gain the most from skipping the disk per request.
+        fresh.Sort((a, b) => files[a].Length.CompareTo(files[b].Length));
         var cache = new bool[files.Count];
-        foreach (var i in order)
+        foreach (var i in fresh)
         {
-            if (sizes[i] > _options.MaxCachedFileSize || !_budget.TryReserve(sizes[i]))
+            if (files[i].Length > _options.MaxCachedFileSize || !_budget.TryReserve(files[i].Length))
             {
                 break;
             }
@@ -174,10 +190,8 @@ internal sealed class CatalogBuilder
             cache[i] = true;
         }
 
-        var results = new CatalogEntry?[files.Count];
-        Parallel.For(
-            0,
-            files.Count,
+        Parallel.ForEach(
+            fresh,
             new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
             i =>
             {
@@ -185,8 +199,8 @@ internal sealed class CatalogBuilder
                 if (cache[i])
                 {
                     // Account for what is held: nothing if the file was skipped, its new size if
-                    // it changed between the size check and the read.
-                    _budget.Release(sizes[i]);
+                    // it changed between the scan and the read.
+                    _budget.Release(files[i].Length);
                     _budget.TryReserve(results[i]?.Identity.Content?.Length ?? 0);
                 }
             });
@@ -203,27 +217,45 @@ internal sealed class CatalogBuilder
 
         try
         {
-            var info = new FileInfo(file.Physical);
-            var lastModified = TruncateToSeconds(info.LastWriteTimeUtc);
+            using var handle = File.OpenHandle(file.Physical, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, FileOptions.SequentialScan);
+
+            // Length and time come from the open file, so the bytes read and the metadata
+            // recorded describe the same version even if the path is replaced meanwhile.
+            var length = RandomAccess.GetLength(handle);
+            var lastWrite = File.GetLastWriteTimeUtc(handle);
             Representation identity;
             if (cache)
             {
-                var content = File.ReadAllBytes(file.Physical);
-                identity = new Representation(Select.ContentCoding.Identity, content.Length, EntityTag.Compute(content), content, file.Physical);
+                var content = new byte[length];
+                var read = 0;
+                while (read < content.Length)
+                {
+                    var n = RandomAccess.Read(handle, content.AsSpan(read), read);
+                    if (n == 0)
+                    {
+                        throw new IOException("The file was truncated while it was read.");
+                    }
+
+                    read += n;
+                }
+
+                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.Compute(content), content, file.Physical);
+            }
+            else if (length <= _options.MaxHashedFileSize)
+            {
+                using var stream = new FileStream(handle, FileAccess.Read, bufferSize: 0);
+                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.Compute(stream), content: null, file.Physical);
             }
             else
             {
-                using var stream = new FileStream(file.Physical, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, 1, FileOptions.SequentialScan);
-                var length = stream.Length;
-                var etag = EntityTag.Compute(stream);
-                identity = new Representation(Select.ContentCoding.Identity, length, etag, content: null, file.Physical);
+                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.FromMetadata(length, lastWrite.Ticks), content: null, file.Physical);
             }
 
             var cacheControl = _options.FingerprintedNames && Fingerprint.IsFingerprinted(file.Name)
                 ? _options.FingerprintedCacheControl
                 : _options.CacheControl;
             var negotiable = _options.Compression.Enabled && Compression.Compressibility.IsCompressible(contentType);
-            return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastModified, cacheControl, negotiable);
+            return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastWrite.Ticks, cacheControl, negotiable);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {
@@ -273,12 +305,5 @@ internal sealed class CatalogBuilder
         return "/" + string.Join('/', segments);
     }
 
-    private static DateTimeOffset TruncateToSeconds(DateTime utc)
-    {
-        // HTTP dates have one-second resolution (RFC 9110 §5.6.7); comparing against a
-        // sub-second mtime would make every If-Modified-Since look older than the file.
-        return new DateTimeOffset(utc.Ticks - (utc.Ticks % TimeSpan.TicksPerSecond), TimeSpan.Zero);
-    }
-
-    private readonly record struct FoundFile(string Relative, string Physical, string Name);
+    private readonly record struct FoundFile(string Relative, string Physical, string Name, long Length, long LastWriteTicks);
 }

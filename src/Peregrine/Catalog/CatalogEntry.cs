@@ -25,6 +25,9 @@ internal sealed class CatalogEntry
 
     public DateTimeOffset LastModified { get; private init; }
 
+    /// <summary>The file's modification time at index, to the tick: how a changed file is recognised.</summary>
+    public long LastWriteTicks { get; private init; }
+
     public StringValues LastModifiedHeader { get; private init; }
 
     public StringValues CacheControl { get; private init; }
@@ -59,12 +62,16 @@ internal sealed class CatalogEntry
         string physicalPath,
         Representation identity,
         string contentType,
-        DateTimeOffset lastModified,
+        long lastWriteTicks,
         string cacheControl,
         bool negotiable)
     {
+        // HTTP dates have one-second resolution (RFC 9110 §5.6.7); comparing against a
+        // sub-second mtime would make every If-Modified-Since look older than the file.
+        var lastModified = new DateTimeOffset(lastWriteTicks - (lastWriteTicks % TimeSpan.TicksPerSecond), TimeSpan.Zero);
         return new CatalogEntry(relativePath)
         {
+            LastWriteTicks = lastWriteTicks,
             PhysicalPath = physicalPath,
             Identity = identity,
             ContentType = contentType,

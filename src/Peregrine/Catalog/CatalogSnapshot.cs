@@ -12,8 +12,10 @@ internal sealed class CatalogSnapshot
     private readonly FrozenDictionary<string, CatalogEntry> _entries;
     private readonly FrozenDictionary<string, CatalogEntry>.AlternateLookup<ReadOnlySpan<char>> _lookup;
 
-    public CatalogSnapshot(Dictionary<string, CatalogEntry> entries, int fileCount, long totalBytes, long cachedBytes)
+    public CatalogSnapshot(Dictionary<string, CatalogEntry> entries, int fileCount, long totalBytes, long cachedBytes, string root, FileIdentity rootIdentity)
     {
+        Root = root;
+        RootIdentity = rootIdentity;
         // Ordinal: paths are case-sensitive, as the file systems Peregrine is meant for are.
         _entries = entries.ToFrozenDictionary(StringComparer.Ordinal);
         _lookup = _entries.GetAlternateLookup<ReadOnlySpan<char>>();
@@ -21,6 +23,12 @@ internal sealed class CatalogSnapshot
         TotalBytes = totalBytes;
         CachedBytes = cachedBytes;
     }
+
+    /// <summary>The root as indexed, every link resolved.</summary>
+    public string Root { get; }
+
+    /// <summary>Which folder the root was when indexed: a rename or link swap changes it.</summary>
+    public FileIdentity RootIdentity { get; }
 
     public int FileCount { get; }
 

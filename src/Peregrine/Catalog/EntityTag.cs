@@ -28,6 +28,25 @@ internal static class EntityTag
         return FromHash(hash);
     }
 
+    /// <summary>
+    /// A tag from length and modification time, for files too large to hash at index time
+    /// (<see cref="PeregrineOptions.MaxHashedFileSize"/>): it changes whenever the file is
+    /// rewritten, as nginx's and Caddy's tags do, but two servers agree only if their copies
+    /// share the mtime. The "m" prefix keeps it apart from every content tag.
+    /// </summary>
+    public static string FromMetadata(long length, long lastWriteTicks)
+    {
+        Span<byte> bytes = stackalloc byte[16];
+        BitConverter.TryWriteBytes(bytes, length);
+        BitConverter.TryWriteBytes(bytes[8..], lastWriteTicks);
+        Span<char> text = stackalloc char[3 + 24];
+        text[0] = '"';
+        text[1] = 'm';
+        var written = Base64Url.EncodeToChars(bytes, text[2..]);
+        text[2 + written] = '"';
+        return new string(text[..(written + 3)]);
+    }
+
     public static string Compute(Stream content)
     {
         Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];

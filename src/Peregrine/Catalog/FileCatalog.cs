@@ -4,16 +4,21 @@ using Microsoft.Extensions.Options;
 namespace Peregrine.Catalog;
 
 /// <summary>
-/// Holds the current snapshot. Readers take <see cref="Current"/> once per request and never
-/// block; a new snapshot replaces the old one with a single reference write.
+/// Holds the current snapshot and keeps it current. Readers take <see cref="Current"/> once
+/// per request and never block; a rebuild happens off to the side and replaces the snapshot
+/// with one reference write, so a request sees either the old site or the new one, whole.
 /// </summary>
-internal sealed class FileCatalog
+internal sealed class FileCatalog : IDisposable
 {
     private readonly PeregrineOptions _options;
     private readonly ILogger _logger;
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly SemaphoreSlim _refreshSignal = new(0);
+    private readonly CancellationTokenSource _stopping = new();
     private volatile CatalogSnapshot? _current;
+    private CatalogWatcher? _watcher;
     private int _started;
+    private int _refreshPending;
 
     public FileCatalog(IOptions<PeregrineOptions> options, ILoggerFactory loggerFactory)
     {
@@ -33,20 +38,38 @@ internal sealed class FileCatalog
     /// <summary>Completes when the first index is in force; faults if it failed.</summary>
     public Task Ready => _ready.Task;
 
-    /// <summary>Starts the first index on the thread pool. Safe to call more than once.</summary>
+    /// <summary>How many snapshots have been published, the first included.</summary>
+    public int Generation { get; private set; }
+
+    /// <summary>Called with each published snapshot and the one it replaced (null for the first).</summary>
+    public event Action<CatalogSnapshot, CatalogSnapshot?>? Published;
+
+    /// <summary>Starts the first index on the thread pool, then watching. Safe to call more than once.</summary>
     public void Start()
     {
         if (Interlocked.Exchange(ref _started, 1) == 0)
         {
-            _ = Task.Run(BuildFirst);
+            _ = Task.Run(RunAsync);
         }
     }
 
-    private void BuildFirst()
+    /// <summary>
+    /// Asks for a rebuild. Requests that arrive while one is pending are folded into it; the
+    /// rebuild waits <see cref="WatchOptions.CoalescingDelay"/> for a burst to settle.
+    /// </summary>
+    public void RequestRefresh()
+    {
+        if (Interlocked.Exchange(ref _refreshPending, 1) == 0)
+        {
+            _refreshSignal.Release();
+        }
+    }
+
+    private async Task RunAsync()
     {
         try
         {
-            _current = new CatalogBuilder(_options, Budget, _logger).Build();
+            Publish(new CatalogBuilder(_options, Budget, _logger).Build(cancellationToken: _stopping.Token));
             _ready.TrySetResult();
         }
         catch (Exception ex)
@@ -54,6 +77,95 @@ internal sealed class FileCatalog
             // Kept as the Ready fault: requests then answer 503 rather than hang.
             PeregrineLog.IndexFailed(_logger, _options.Root, ex);
             _ready.TrySetException(ex);
+            return;
         }
+
+        if (!_options.Watch.Enabled)
+        {
+            return;
+        }
+
+        _watcher = new CatalogWatcher(this, _options, _logger);
+        _watcher.Retarget(_current!);
+        try
+        {
+            while (true)
+            {
+                await _refreshSignal.WaitAsync(_stopping.Token);
+                await Task.Delay(_options.Watch.CoalescingDelay, _stopping.Token);
+                Interlocked.Exchange(ref _refreshPending, 0);
+                Rebuild();
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
+
+    private void Rebuild()
+    {
+        var previous = _current!;
+        CatalogSnapshot next;
+        try
+        {
+            next = new CatalogBuilder(_options, Budget, _logger).Build(previous, _stopping.Token);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            // The root is missing or unreadable for the moment, as between the two renames of a
+            // deploy: keep serving the last good snapshot and look again on the next event or
+            // root check.
+            PeregrineLog.RebuildFailed(_logger, _options.Root, ex.Message);
+            return;
+        }
+
+        Publish(next);
+        if (next.Root != previous.Root || next.RootIdentity != previous.RootIdentity)
+        {
+            PeregrineLog.RootReplaced(_logger, _options.Root, next.Root);
+        }
+
+        _watcher?.Retarget(next);
+        ReleaseDropped(previous, next);
+    }
+
+    private void Publish(CatalogSnapshot snapshot)
+    {
+        var previous = _current;
+        _current = snapshot;
+        Generation++;
+        Published?.Invoke(snapshot, previous);
+    }
+
+    /// <summary>Gives back the memory of entries the new snapshot no longer holds.</summary>
+    private void ReleaseDropped(CatalogSnapshot previous, CatalogSnapshot next)
+    {
+        var kept = new HashSet<CatalogEntry>(ReferenceEqualityComparer.Instance);
+        foreach (var entry in next.Entries)
+        {
+            kept.Add(entry);
+        }
+
+        foreach (var entry in previous.Entries)
+        {
+            if (entry.IsRedirect || kept.Contains(entry) || !kept.Add(entry))
+            {
+                continue;
+            }
+
+            long bytes = entry.Identity.Content?.Length ?? 0;
+            if (entry.Encoded is { } encoded)
+            {
+                bytes += (encoded.Brotli?.Content?.Length ?? 0) + (encoded.Zstd?.Content?.Length ?? 0) + (encoded.Gzip?.Content?.Length ?? 0);
+            }
+
+            Budget.Release(bytes);
+        }
+    }
+
+    public void Dispose()
+    {
+        _stopping.Cancel();
+        _watcher?.Dispose();
     }
 }

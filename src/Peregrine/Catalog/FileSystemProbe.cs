@@ -2,6 +2,9 @@ using System.Runtime.InteropServices;
 
 namespace Peregrine.Catalog;
 
+/// <summary>Device and inode: which file a path names, whatever the path.</summary>
+internal readonly record struct FileIdentity(ulong Device, ulong Inode);
+
 internal enum FileKind : byte
 {
     Missing,
@@ -106,6 +109,32 @@ internal static partial class FileSystemProbe
         }
 
         return File.Exists(path) ? FileKind.Regular : FileKind.Missing;
+    }
+
+    /// <summary>
+    /// The device and inode of a path (following links), or default where they cannot be
+    /// read: a folder renamed into the root's place has the same path but not the same inode.
+    /// </summary>
+    public static unsafe FileIdentity IdentityOf(string path)
+    {
+        if (!s_nativeUnavailable && s_modeOffset >= 0)
+        {
+            try
+            {
+                byte* buffer = stackalloc byte[256];
+                if (stat(path, buffer) == 0)
+                {
+                    // st_dev and st_ino lead struct stat on both x86-64 and arm64.
+                    return new FileIdentity(*(ulong*)buffer, *(ulong*)(buffer + 8));
+                }
+            }
+            catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
+            {
+                s_nativeUnavailable = true;
+            }
+        }
+
+        return default;
     }
 
     [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]

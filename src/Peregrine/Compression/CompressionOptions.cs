@@ -17,7 +17,24 @@ public sealed class CompressionOptions
 
     /// <summary>
     /// A folder to keep compressed bytes in, keyed by content hash, so a restart does not
-    /// compress unchanged files again. Default: none.
+    /// compress unchanged files again. Default: none. It is created if missing. Files read back
+    /// from it are checked (they must decode to the file's bytes) before they are served, but
+    /// once checked they are sent as they are: the folder must be writable only by the server.
     /// </summary>
     public string? CacheDirectory { get; set; }
+
+    /// <summary>
+    /// How many files are compressed at once, in the background. Default: 0, meaning one fewer
+    /// than the processor count (at least one), so that a core stays free for requests while a
+    /// large site is compressed after start-up.
+    /// </summary>
+    public int MaxParallelism { get; set; }
+
+    /// <summary>
+    /// Files larger than this are not compressed (their sidecars are still served). Default:
+    /// 64 MiB. A file is compressed from a whole copy in memory, so each worker may briefly hold
+    /// this much plus its compressed form; Brotli at quality 11 also takes about a second per
+    /// megabyte, which is why larger files are left alone.
+    /// </summary>
+    public long MaxFileSize { get; set; } = 64L * 1024 * 1024;
 }

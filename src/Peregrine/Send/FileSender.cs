@@ -22,7 +22,7 @@ internal static class FileSender
     /// answered cleanly. Returns <see langword="null"/> when it cannot be opened, or when its
     /// length is no longer the indexed one (it changed since the index).
     /// </summary>
-    public static SafeFileHandle? TryOpen(string path, long expectedLength)
+    public static SafeFileHandle? TryOpen(string path, long expectedLength, long? expectedLastWriteTicks)
     {
         SafeFileHandle handle;
         try
@@ -34,7 +34,7 @@ internal static class FileSender
             return null;
         }
 
-        if (RandomAccess.GetLength(handle) != expectedLength)
+        if (!IsVersion(handle, expectedLength, expectedLastWriteTicks))
         {
             handle.Dispose();
             return null;
@@ -43,12 +43,22 @@ internal static class FileSender
         return handle;
     }
 
+    /// <summary>True when the open file still has the indexed length and modification time.</summary>
+    private static bool IsVersion(SafeFileHandle handle, long expectedLength, long? expectedLastWriteTicks)
+    {
+        return RandomAccess.GetLength(handle) == expectedLength
+            && (expectedLastWriteTicks is not { } ticks || File.GetLastWriteTimeUtc(handle).Ticks == ticks);
+    }
+
     /// <summary>
     /// Copies <paramref name="count"/> bytes from <paramref name="offset"/>. Returns false if
-    /// the file ended early (it was truncated mid-send): the caller must then abort the
-    /// response, because its Content-Length can no longer be honoured.
+    /// the file is no longer the version the headers describe: it ended early, or its length
+    /// or modification time moved while it was read. The check runs after the last read and
+    /// before the last bytes are committed, so a body that mixes two versions is never
+    /// completed: the caller aborts the response and the client sees it cut short, never a
+    /// whole body of wrong bytes.
     /// </summary>
-    public static async Task<bool> CopyAsync(HttpContext context, SafeFileHandle handle, long offset, long count)
+    public static async Task<bool> CopyAsync(HttpContext context, SafeFileHandle handle, long offset, long count, long expectedLength, long? expectedLastWriteTicks)
     {
         var writer = context.Response.BodyWriter;
         var aborted = context.RequestAborted;
@@ -62,7 +72,7 @@ internal static class FileSender
             }
 
             var read = await RandomAccess.ReadAsync(handle, memory, offset, aborted);
-            if (read == 0)
+            if (read == 0 || (read == count && !IsVersion(handle, expectedLength, expectedLastWriteTicks)))
             {
                 return false;
             }

@@ -1,0 +1,134 @@
+using Microsoft.Extensions.Logging;
+
+namespace Peregrine.Catalog;
+
+/// <summary>
+/// Tells the catalog when to rebuild: on file system events under the root (inotify through
+/// <see cref="FileSystemWatcher"/>), on a polling timer for file systems without events, and
+/// when the root itself is replaced (a re-pointed link or a folder renamed into its place),
+/// which no watcher on the old folder can see.
+/// </summary>
+internal sealed class CatalogWatcher : IDisposable
+{
+    private readonly FileCatalog _catalog;
+    private readonly PeregrineOptions _options;
+    private readonly ILogger _logger;
+    private readonly Timer _rootCheck;
+    private readonly Timer? _poll;
+    private FileSystemWatcher? _watcher;
+    private string _watchedRoot = "";
+
+    public CatalogWatcher(FileCatalog catalog, PeregrineOptions options, ILogger logger)
+    {
+        _catalog = catalog;
+        _options = options;
+        _logger = logger;
+        var watch = options.Watch;
+        _rootCheck = new Timer(_ => CheckRoot(), null, watch.RootCheckInterval, watch.RootCheckInterval);
+        if (watch.PollingInterval is { } interval)
+        {
+            _poll = new Timer(_ => _catalog.RequestRefresh(), null, interval, interval);
+        }
+    }
+
+    /// <summary>Watches the root of <paramref name="snapshot"/>, if it is not watched already.</summary>
+    public void Retarget(CatalogSnapshot snapshot)
+    {
+        lock (_rootCheck)
+        {
+            if (_watchedRoot == snapshot.Root && _watcher is not null)
+            {
+                return;
+            }
+
+            _watcher?.Dispose();
+            _watcher = null;
+            _watchedRoot = snapshot.Root;
+            try
+            {
+                var watcher = new FileSystemWatcher(snapshot.Root)
+                {
+                    IncludeSubdirectories = true,
+                    NotifyFilter = NotifyFilters.FileName | NotifyFilters.DirectoryName | NotifyFilters.LastWrite | NotifyFilters.Size | NotifyFilters.CreationTime,
+                    InternalBufferSize = 64 * 1024,
+                };
+                watcher.Changed += OnChanged;
+                watcher.Created += OnChanged;
+                watcher.Deleted += OnChanged;
+                watcher.Renamed += OnChanged;
+
+                // Events were lost (the kernel queue overflowed): only a rescan can tell what changed.
+                watcher.Error += (_, _) => _catalog.RequestRefresh();
+                watcher.EnableRaisingEvents = true;
+                _watcher = watcher;
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or ArgumentException or PlatformNotSupportedException)
+            {
+                // Typically the inotify watch or instance limit. Polling keeps the index
+                // current, more slowly.
+                PeregrineLog.WatcherUnavailable(_logger, snapshot.Root, ex.Message);
+                _poll?.Dispose();
+                var fallback = TimeSpan.FromSeconds(2);
+                _ = new Timer(_ => _catalog.RequestRefresh(), null, fallback, fallback);
+            }
+        }
+    }
+
+    private void OnChanged(object sender, FileSystemEventArgs e)
+    {
+        if (!_options.ServeHiddenFiles && IsHidden(e.FullPath) && (e is not RenamedEventArgs renamed || IsHidden(renamed.OldFullPath)))
+        {
+            // Nothing under a dot-folder is served, so editor swap files and .git churn need
+            // no rebuild. A rename out of or into hiding does.
+            return;
+        }
+
+        _catalog.RequestRefresh();
+    }
+
+    private bool IsHidden(string fullPath)
+    {
+        var relative = fullPath.AsSpan(Math.Min(_watchedRoot.Length, fullPath.Length));
+        foreach (var range in relative.Split('/'))
+        {
+            var segment = relative[range];
+            if (segment.Length > 0 && segment[0] == '.' && !segment.SequenceEqual(".well-known"))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private void CheckRoot()
+    {
+        var current = _catalog.Current;
+        if (current is null)
+        {
+            return;
+        }
+
+        var root = FileSystemProbe.RealPath(Path.GetFullPath(_options.Root));
+        if (root is null)
+        {
+            // Mid-deploy (between two renames) or removed: keep serving what there is.
+            return;
+        }
+
+        if (root != current.Root || FileSystemProbe.IdentityOf(root) != current.RootIdentity)
+        {
+            _catalog.RequestRefresh();
+        }
+    }
+
+    public void Dispose()
+    {
+        _rootCheck.Dispose();
+        _poll?.Dispose();
+        lock (_rootCheck)
+        {
+            _watcher?.Dispose();
+        }
+    }
+}

@@ -1,0 +1,52 @@
+using Microsoft.Extensions.Logging;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// Log messages of index-time compression, event ids 20 to 39. Nothing here is logged per
+/// request; warnings about a sidecar are logged once per sidecar.
+/// </summary>
+internal static partial class CompressionLog
+{
+    [LoggerMessage(20, LogLevel.Information, "Compressing {Files} files in the background.")]
+    public static partial void Started(ILogger logger, int files);
+
+    [LoggerMessage(21, LogLevel.Information, "Compressed {Done} of {Queued} files so far ({Milliseconds} ms).")]
+    public static partial void Progress(ILogger logger, long done, long queued, long milliseconds);
+
+    [LoggerMessage(22, LogLevel.Information, "Compressed {Compressed} of {Files} files: {BytesIn} bytes in, {BytesOut} bytes out (the smallest variant of each), in {Milliseconds} ms.")]
+    public static partial void Finished(ILogger logger, long compressed, long files, long bytesIn, long bytesOut, long milliseconds);
+
+    [LoggerMessage(23, LogLevel.Information, "zstd is disabled: the system's libzstd cannot be used ({Reason}).")]
+    public static partial void ZstdUnavailable(ILogger logger, string reason);
+
+    [LoggerMessage(24, LogLevel.Warning, "Ignoring the sidecar {Path}: it is older than the file it encodes.")]
+    public static partial void SidecarStale(ILogger logger, string path);
+
+    [LoggerMessage(25, LogLevel.Warning, "Ignoring the sidecar {Path}: it {Reason}.")]
+    public static partial void SidecarInvalid(ILogger logger, string path, string reason);
+
+    [LoggerMessage(26, LogLevel.Debug, "Not compressing {Path}: it cannot be read ({Reason}).")]
+    public static partial void SourceUnreadable(ILogger logger, string path, string reason);
+
+    [LoggerMessage(27, LogLevel.Debug, "Not compressing {Path}: it changed since it was indexed.")]
+    public static partial void SourceChanged(ILogger logger, string path);
+
+    [LoggerMessage(28, LogLevel.Debug, "Not compressing {Path}: its {Length} bytes exceed Compression.MaxFileSize.")]
+    public static partial void SourceTooLarge(ILogger logger, string path, long length);
+
+    [LoggerMessage(29, LogLevel.Warning, "Compressing {Path} again: the cached copy {Reason}.")]
+    public static partial void CacheFileInvalid(ILogger logger, string path, string reason);
+
+    [LoggerMessage(30, LogLevel.Warning, "Cannot use the compression cache folder {Path} ({Reason}); compressed bytes are kept in memory only.")]
+    public static partial void CacheUnavailable(ILogger logger, string path, string reason);
+
+    [LoggerMessage(31, LogLevel.Warning, "Cannot write the compression cache file {Path} ({Reason}).")]
+    public static partial void CacheWriteFailed(ILogger logger, string path, string reason);
+
+    [LoggerMessage(32, LogLevel.Debug, "Dropped the {Coding} variant of {Path}: the memory budget is spent and there is no file to serve it from.")]
+    public static partial void VariantDropped(ILogger logger, string coding, string path);
+
+    [LoggerMessage(33, LogLevel.Error, "Compressing {Path} failed; it is served unencoded.")]
+    public static partial void Failed(ILogger logger, string path, Exception exception);
+}

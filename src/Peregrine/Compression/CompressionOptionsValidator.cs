@@ -1,0 +1,96 @@
+using Peregrine.Select;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// The rules for <see cref="CompressionOptions"/>, added to the errors of the whole options so
+/// that one start-up shows all of them. Each message starts with the option's name.
+/// </summary>
+internal static class CompressionOptionsValidator
+{
+    /// <summary>The largest <see cref="CompressionOptions.MaxFileSize"/>: a file is compressed from one array, and its compressed bound must fit one too.</summary>
+    internal const long MaxFileSizeLimit = 1024L * 1024 * 1024;
+
+    public static void Collect(CompressionOptions? options, List<string> errors)
+    {
+        if (options is null)
+        {
+            errors.Add("Compression: a value is required.");
+            return;
+        }
+
+        CollectEncodings(options, errors);
+        CollectCacheDirectory(options, errors);
+
+        if (options.MaxParallelism < 0)
+        {
+            errors.Add($"Compression.MaxParallelism: {options.MaxParallelism} must be 0 (one fewer than the processor count) or more.");
+        }
+
+        if (options.MaxFileSize is <= 0 or > MaxFileSizeLimit)
+        {
+            errors.Add($"Compression.MaxFileSize: {options.MaxFileSize} must be between 1 and {MaxFileSizeLimit} (1 GiB).");
+        }
+    }
+
+    private static void CollectEncodings(CompressionOptions options, List<string> errors)
+    {
+        if (options.Encodings is null)
+        {
+            errors.Add("Compression.Encodings: must be a list (it may be empty).");
+            return;
+        }
+
+        var seen = new List<ContentCoding>(3);
+        foreach (var token in options.Encodings)
+        {
+            if (!Encoders.TryParse(token, out var coding))
+            {
+                errors.Add($"Compression.Encodings: '{token}' is not supported ({Encoders.SupportedTokens}).");
+            }
+            else if (seen.Contains(coding))
+            {
+                errors.Add($"Compression.Encodings: '{token}' is listed more than once.");
+            }
+            else
+            {
+                seen.Add(coding);
+            }
+        }
+    }
+
+    private static void CollectCacheDirectory(CompressionOptions options, List<string> errors)
+    {
+        var directory = options.CacheDirectory;
+        if (directory is null)
+        {
+            return;
+        }
+
+        if (string.IsNullOrWhiteSpace(directory))
+        {
+            errors.Add("Compression.CacheDirectory: must be a folder path, or not set.");
+            return;
+        }
+
+        if (File.Exists(directory))
+        {
+            errors.Add($"Compression.CacheDirectory: '{directory}' is a file, not a folder.");
+            return;
+        }
+
+        // Created now, and written to once, so that a read-only or misspelt location fails the
+        // start-up instead of silently costing a full compression on every restart.
+        try
+        {
+            Directory.CreateDirectory(directory);
+            var probe = Path.Combine(directory, ".peregrine-write-test-" + Guid.NewGuid().ToString("N"));
+            File.WriteAllBytes(probe, []);
+            File.Delete(probe);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or ArgumentException or NotSupportedException)
+        {
+            errors.Add($"Compression.CacheDirectory: '{directory}' cannot be created or written to ({ex.Message}).");
+        }
+    }
+}

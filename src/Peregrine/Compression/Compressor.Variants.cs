@@ -1,0 +1,445 @@
+using System.Buffers;
+using System.Security.Cryptography;
+using Peregrine.Catalog;
+using Peregrine.Select;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// The choice of each variant of one file, per coding, first found wins:
+/// <list type="number">
+/// <item>a sidecar beside the file (<c>app.js.br</c>, <c>.zst</c>, <c>.gz</c>) that is not older
+/// than the file and decodes to exactly its bytes: the operator's own compression is served as is;</item>
+/// <item>a cache file from an earlier run (see <see cref="CompressionCache"/>);</item>
+/// <item>the encoder, at the highest level each coding offers for the web.</item>
+/// </list>
+/// Whatever its origin, a variant is kept only when it saves enough (<see cref="IsWorthKeeping"/>).
+/// It is held in memory when the file itself is (the catalog's size limit and memory budget
+/// already chose which files are worth memory) and the budget has room, or when there is no
+/// file to read it from; otherwise it is read from its sidecar or cache file, and without
+/// either it is dropped.
+/// </summary>
+internal sealed partial class Compressor
+{
+    /// <summary>
+    /// The fewest bytes a variant must save. Every variant costs something however small it
+    /// is: a <c>Content-Encoding</c> field (22 bytes on HTTP/1.1), the client's decoding, a
+    /// second copy in memory, and one more entry in every shared cache keyed on
+    /// Accept-Encoding (RFC 9110 §12.5.5). Under 64 bytes none of that is repaid: it is less
+    /// than a tenth of the smallest TCP segment most paths carry, so the response takes the
+    /// same packets either way.
+    /// </summary>
+    internal const long MinimumSavedBytes = 64;
+
+    /// <summary>
+    /// The smallest share of the file a variant must save, in percent. Below 5% the file is
+    /// as good as incompressible (already-minified binary data, embedded images): the transfer
+    /// barely shrinks while the client still pays for decoding and the budget for the copy.
+    /// </summary>
+    internal const int MinimumSavedPercent = 5;
+
+    private const int DecodeBufferSize = 64 * 1024;
+
+    private int _cacheWriteWarned;
+
+    /// <summary>True when an encoding of <paramref name="encodedLength"/> bytes is worth serving instead of <paramref name="identityLength"/>.</summary>
+    internal static bool IsWorthKeeping(long identityLength, long encodedLength)
+    {
+        var saved = identityLength - encodedLength;
+        return saved >= MinimumSavedBytes && saved * 100 >= identityLength * MinimumSavedPercent;
+    }
+
+    private EncodedVariants EncodeEntry(CatalogEntry entry, CancellationToken stopping)
+    {
+        if (entry.Identity.Length <= MinimumSavedBytes)
+        {
+            return EncodedVariants.None;
+        }
+
+        var work = new EntryWork(entry);
+        Representation? brotli = null, zstd = null, gzip = null;
+        try
+        {
+            foreach (var coding in _codings)
+            {
+                stopping.ThrowIfCancellationRequested();
+                var variant = FromSidecar(work, coding) ?? FromCacheOrEncoder(work, coding);
+                if (work.SourceChanged)
+                {
+                    // The catalog indexes the new bytes as a new entry and queues it; this one
+                    // is on its way out and keeps serving identity until then.
+                    Release(variant);
+                    Release(brotli, zstd, gzip);
+                    return EncodedVariants.None;
+                }
+
+                switch (coding)
+                {
+                    case ContentCoding.Brotli:
+                        brotli = variant;
+                        break;
+                    case ContentCoding.Zstd:
+                        zstd = variant;
+                        break;
+                    case ContentCoding.Gzip:
+                        gzip = variant;
+                        break;
+                }
+            }
+        }
+        catch
+        {
+            Release(brotli, zstd, gzip);
+            throw;
+        }
+
+        return brotli is null && zstd is null && gzip is null ? EncodedVariants.None : new EncodedVariants(brotli, zstd, gzip);
+    }
+
+    private Representation? FromSidecar(EntryWork work, ContentCoding coding)
+    {
+        var path = work.Entry.PhysicalPath + Encoders.SidecarExtension(coding);
+        switch (FileSystemProbe.KindOf(path))
+        {
+            case FileKind.Missing:
+                return null;
+            case FileKind.Regular:
+                break;
+            default:
+                // Opening a FIFO would block this worker for good.
+                WarnOnce(path, "is not a regular file");
+                return null;
+        }
+
+        var info = new FileInfo(path);
+        if (info.LastWriteTimeUtc < work.SourceWriteTimeUtc)
+        {
+            // Most likely left over from before the file was edited; the content check below
+            // would catch that too, but a stale sidecar is worth telling the operator about.
+            if (_warnedSidecars.TryAdd(path, 0))
+            {
+                CompressionLog.SidecarStale(_logger, path);
+            }
+
+            return null;
+        }
+
+        if (!IsWorthKeeping(work.Entry.Identity.Length, info.Length))
+        {
+            return null;
+        }
+
+        var variant = LoadVerified(work, coding, path, info.Length, out var reason);
+        if (variant is null)
+        {
+            WarnOnce(path, reason!);
+            return null;
+        }
+
+        Interlocked.Increment(ref _sidecarsUsed);
+        return variant;
+    }
+
+    private Representation? FromCacheOrEncoder(EntryWork work, ContentCoding coding)
+    {
+        if (_cache is null)
+        {
+            return FromEncoder(work, coding, cachePath: null);
+        }
+
+        var cachePath = _cache.PathFor(work.IdentityTag, coding);
+        var info = new FileInfo(cachePath);
+        if (info.Exists)
+        {
+            if (info.Length == 0)
+            {
+                // Recorded earlier: this coding does not save enough on these bytes.
+                Interlocked.Increment(ref _cacheHits);
+                return null;
+            }
+
+            string? reason = "is not smaller than the file";
+            var cached = IsWorthKeeping(work.Entry.Identity.Length, info.Length)
+                ? LoadVerified(work, coding, cachePath, info.Length, out reason)
+                : null;
+            if (cached is not null)
+            {
+                Interlocked.Increment(ref _cacheHits);
+                return cached;
+            }
+
+            CompressionLog.CacheFileInvalid(_logger, work.Entry.PhysicalPath, reason!);
+            CompressionCache.TryDelete(cachePath);
+        }
+
+        return FromEncoder(work, coding, cachePath);
+    }
+
+    private Representation? FromEncoder(EntryWork work, ContentCoding coding, string? cachePath)
+    {
+        var source = LoadSource(work);
+        if (source is null)
+        {
+            return null;
+        }
+
+        var encoded = Encoders.Encode(coding, source);
+        Interlocked.Increment(ref _compressions);
+        if (!IsWorthKeeping(source.Length, encoded.Length))
+        {
+            if (cachePath is not null)
+            {
+                TryWriteCache(cachePath, []);
+            }
+
+            return null;
+        }
+
+        var etag = EntityTag.Compute(encoded);
+        var onDisk = cachePath is not null && TryWriteCache(cachePath, encoded);
+        if ((work.Entry.Identity.Content is not null || !onDisk) && _budget.TryReserve(encoded.Length))
+        {
+            return new Representation(coding, encoded.Length, etag, encoded, physicalPath: null);
+        }
+
+        if (onDisk)
+        {
+            return new Representation(coding, encoded.Length, etag, content: null, cachePath);
+        }
+
+        CompressionLog.VariantDropped(_logger, Encoders.Token(coding), work.Entry.PhysicalPath);
+        return null;
+    }
+
+    /// <summary>
+    /// The file's bytes, from memory or read whole from disk; <see langword="null"/> when the
+    /// file is over <see cref="CompressionOptions.MaxFileSize"/> or no longer holds the indexed
+    /// bytes (then <see cref="EntryWork.SourceChanged"/> is set).
+    /// </summary>
+    private byte[]? LoadSource(EntryWork work)
+    {
+        if (work.SourceLoaded)
+        {
+            return work.Source;
+        }
+
+        work.SourceLoaded = true;
+        var identity = work.Entry.Identity;
+        if (identity.Content is not null)
+        {
+            return work.Source = identity.Content;
+        }
+
+        if (identity.Length > _options.MaxFileSize)
+        {
+            CompressionLog.SourceTooLarge(_logger, work.Entry.PhysicalPath, identity.Length);
+            return null;
+        }
+
+        using var stream = new FileStream(work.Entry.PhysicalPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, 1, FileOptions.SequentialScan);
+        var bytes = stream.Length == identity.Length ? GC.AllocateUninitializedArray<byte>((int)identity.Length) : null;
+        if (bytes is not null)
+        {
+            try
+            {
+                stream.ReadExactly(bytes);
+            }
+            catch (EndOfStreamException)
+            {
+                // Truncated while being read.
+                bytes = null;
+            }
+        }
+
+        // Compressing bytes other than those the ETag was made from would serve the wrong file
+        // under a right-looking tag.
+        if (bytes is null || EntityTag.Compute(bytes) != work.IdentityTag)
+        {
+            CompressionLog.SourceChanged(_logger, work.Entry.PhysicalPath);
+            work.SourceChanged = true;
+            return null;
+        }
+
+        return work.Source = bytes;
+    }
+
+    /// <summary>
+    /// Reads an encoded file (sidecar or cache), checking it decodes to exactly the entry's
+    /// bytes; in memory when the entry is and the budget allows, else served from the file.
+    /// <see langword="null"/> with the reason when it is unusable.
+    /// </summary>
+    private Representation? LoadVerified(EntryWork work, ContentCoding coding, string path, long length, out string? reason)
+    {
+        var inMemory = work.Entry.Identity.Content is not null && _budget.TryReserve(length);
+        var kept = false;
+        try
+        {
+            byte[]? bytes = null;
+            Stream stream;
+            if (inMemory)
+            {
+                bytes = File.ReadAllBytes(path);
+                stream = new MemoryStream(bytes, writable: false);
+            }
+            else
+            {
+                stream = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, DecodeBufferSize, FileOptions.SequentialScan);
+            }
+
+            string? etag;
+            long encodedLength;
+            using (stream)
+            {
+                etag = Verify(work, coding, stream, out reason, out encodedLength);
+            }
+
+            if (etag is null)
+            {
+                return null;
+            }
+
+            if (encodedLength != length)
+            {
+                reason = "changed while it was read";
+                return null;
+            }
+
+            kept = true;
+            return new Representation(coding, length, etag, bytes, bytes is null ? path : null);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            reason = $"cannot be read ({ex.Message})";
+            return null;
+        }
+        finally
+        {
+            if (inMemory && !kept)
+            {
+                _budget.Release(length);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Decodes <paramref name="encoded"/> and compares the result with the entry's ETag (a
+    /// SHA-256 of its bytes), returning the ETag of the encoded bytes, or <see langword="null"/>
+    /// with the reason. Decoding stops one byte past the file's length, so a sidecar built to
+    /// expand without end (a decompression bomb) costs no more than the file it claims to be.
+    /// </summary>
+    private static string? Verify(EntryWork work, ContentCoding coding, Stream encoded, out string? reason, out long encodedLength)
+    {
+        encodedLength = 0;
+        var limit = work.Entry.Identity.Length;
+        using var hashing = new HashingReadStream(encoded);
+        using var decodedHash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+        var buffer = ArrayPool<byte>.Shared.Rent(DecodeBufferSize);
+        try
+        {
+            long total = 0;
+            using (var decoder = Encoders.OpenDecoder(coding, hashing))
+            {
+                int read;
+                while ((read = decoder.Read(buffer, 0, (int)Math.Min(buffer.Length, limit + 1 - total))) > 0)
+                {
+                    total += read;
+                    if (total > limit)
+                    {
+                        reason = "decodes to more bytes than the file holds";
+                        return null;
+                    }
+
+                    decodedHash.AppendData(buffer, 0, read);
+                }
+            }
+
+            if (total != limit)
+            {
+                reason = "decodes to fewer bytes than the file holds";
+                return null;
+            }
+
+            if (EntityTag.FromHash(decodedHash.GetHashAndReset()) != work.IdentityTag)
+            {
+                reason = "decodes to different bytes than the file holds";
+                return null;
+            }
+        }
+        catch (InvalidDataException ex)
+        {
+            reason = $"is not valid {Encoders.Token(coding)} data ({ex.Message})";
+            return null;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+
+        // The ETag covers every byte that will be sent, including any a decoder stopped short of.
+        var etag = EntityTag.FromHash(hashing.DrainAndHash());
+        encodedLength = hashing.BytesRead;
+        reason = null;
+        return etag;
+    }
+
+    private bool TryWriteCache(string path, ReadOnlySpan<byte> bytes)
+    {
+        if (_cache!.TryWrite(path, bytes, out var reason))
+        {
+            return true;
+        }
+
+        // A full or read-only disk fails every write the same way: one warning says it.
+        if (Interlocked.Exchange(ref _cacheWriteWarned, 1) == 0)
+        {
+            CompressionLog.CacheWriteFailed(_logger, path, reason!);
+        }
+
+        return false;
+    }
+
+    private void WarnOnce(string path, string reason)
+    {
+        if (_warnedSidecars.TryAdd(path, 0))
+        {
+            CompressionLog.SidecarInvalid(_logger, path, reason);
+        }
+    }
+
+    private void Release(params ReadOnlySpan<Representation?> variants)
+    {
+        foreach (var variant in variants)
+        {
+            if (variant?.Content is { } content)
+            {
+                _budget.Release(content.Length);
+            }
+        }
+    }
+
+    /// <summary>What is known about one entry while its variants are chosen.</summary>
+    private sealed class EntryWork
+    {
+        private DateTime? _sourceWriteTimeUtc;
+
+        public EntryWork(CatalogEntry entry)
+        {
+            Entry = entry;
+            IdentityTag = entry.Identity.ETag.ToString();
+        }
+
+        public CatalogEntry Entry { get; }
+
+        /// <summary>The identity ETag, quotes included.</summary>
+        public string IdentityTag { get; }
+
+        public bool SourceLoaded { get; set; }
+
+        public byte[]? Source { get; set; }
+
+        /// <summary>Set when the file on disk no longer holds the bytes this entry was indexed with.</summary>
+        public bool SourceChanged { get; set; }
+
+        public DateTime SourceWriteTimeUtc => _sourceWriteTimeUtc ??= File.GetLastWriteTimeUtc(Entry.PhysicalPath);
+    }
+}

@@ -1,0 +1,136 @@
+using System.Buffers;
+using System.IO.Compression;
+using Peregrine.Select;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// The three content codings (RFC 9110 §8.4.1): their tokens, sidecar extensions, the settings
+/// each is produced with, and a decoder for each to check sidecars and cached copies.
+/// </summary>
+internal static class Encoders
+{
+    /// <summary>Brotli's highest quality: slow to encode, as fast as any to decode, and done once.</summary>
+    public const int BrotliQuality = 11;
+
+    /// <summary>
+    /// The zlib level gzip is produced at. <see cref="CompressionLevel.SmallestSize"/> is how .NET
+    /// spells zlib's level 9 (Z_BEST_COMPRESSION), with the default strategy and memory level.
+    /// </summary>
+    public const int GzipLevel = 9;
+
+    // RFC 7932 §9.1: the window holds (1 << WBITS) - 16 bytes, WBITS from 10 to 24.
+    private const int MinBrotliWindow = 10;
+    private const int MaxBrotliWindow = 24;
+
+    public const string SupportedTokens = "br, zstd, gzip";
+
+    /// <summary>The coding a Content-Encoding token names (tokens are case-insensitive, RFC 9110 §8.4.1).</summary>
+    public static bool TryParse(string? token, out ContentCoding coding)
+    {
+        coding = token?.ToLowerInvariant() switch
+        {
+            "br" => ContentCoding.Brotli,
+            "zstd" => ContentCoding.Zstd,
+            "gzip" => ContentCoding.Gzip,
+            _ => ContentCoding.Identity,
+        };
+        return coding != ContentCoding.Identity;
+    }
+
+    public static string Token(ContentCoding coding) => coding switch
+    {
+        ContentCoding.Brotli => "br",
+        ContentCoding.Zstd => "zstd",
+        ContentCoding.Gzip => "gzip",
+        _ => throw new ArgumentOutOfRangeException(nameof(coding)),
+    };
+
+    /// <summary>The extension of a precompressed file beside its source, as the usual tools name them.</summary>
+    public static string SidecarExtension(ContentCoding coding) => coding switch
+    {
+        ContentCoding.Brotli => ".br",
+        ContentCoding.Zstd => ".zst",
+        ContentCoding.Gzip => ".gz",
+        _ => throw new ArgumentOutOfRangeException(nameof(coding)),
+    };
+
+    /// <summary>
+    /// The suffix of a cache file: the coding and the level it was made at, then the format
+    /// version, so a change of either makes old cache files miss instead of being served.
+    /// </summary>
+    public static string CacheSuffix(ContentCoding coding) => coding switch
+    {
+        ContentCoding.Brotli => "br.11.v1",
+        ContentCoding.Zstd => "zstd.19.v1",
+        ContentCoding.Gzip => "gzip.9.v1",
+        _ => throw new ArgumentOutOfRangeException(nameof(coding)),
+    };
+
+    public static byte[] Encode(ContentCoding coding, ReadOnlySpan<byte> source) => coding switch
+    {
+        ContentCoding.Brotli => EncodeBrotli(source),
+        ContentCoding.Zstd => Zstd.Compress(source),
+        ContentCoding.Gzip => EncodeGzip(source),
+        _ => throw new ArgumentOutOfRangeException(nameof(coding)),
+    };
+
+    /// <summary>
+    /// A read-only stream of the bytes <paramref name="encoded"/> (left open) decodes to; it
+    /// throws <see cref="InvalidDataException"/> on bad or truncated data. gzip, as gunzip and
+    /// browsers do, decodes concatenated members and ignores bytes after the last one; the
+    /// decoded length and hash are checked by the caller, so those bytes cannot change what a
+    /// client sees.
+    /// </summary>
+    public static Stream OpenDecoder(ContentCoding coding, Stream encoded) => coding switch
+    {
+        ContentCoding.Brotli => new BrotliDecoderStream(encoded),
+        ContentCoding.Zstd => Zstd.OpenDecoder(encoded, leaveOpen: true),
+        ContentCoding.Gzip => new GZipStream(encoded, CompressionMode.Decompress, leaveOpen: true),
+        _ => throw new ArgumentOutOfRangeException(nameof(coding)),
+    };
+
+    /// <summary>
+    /// The smallest window that holds the whole file: the same output as the largest window,
+    /// with less memory asked of every client that decodes it.
+    /// </summary>
+    public static int BrotliWindow(long length)
+    {
+        var window = MinBrotliWindow;
+        while (window < MaxBrotliWindow && (1L << window) - 16 < length)
+        {
+            window++;
+        }
+
+        return window;
+    }
+
+    private static byte[] EncodeBrotli(ReadOnlySpan<byte> source)
+    {
+        var buffer = ArrayPool<byte>.Shared.Rent(BrotliEncoder.GetMaxCompressedLength(source.Length));
+        try
+        {
+            if (!BrotliEncoder.TryCompress(source, buffer, out var written, BrotliQuality, BrotliWindow(source.Length)))
+            {
+                throw new InvalidOperationException("Brotli could not compress into its own maximum compressed length.");
+            }
+
+            return buffer.AsSpan(0, written).ToArray();
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+    }
+
+    private static byte[] EncodeGzip(ReadOnlySpan<byte> source)
+    {
+        using var output = new MemoryStream(source.Length / 4 + 64);
+        using (var gzip = new GZipStream(output, CompressionLevel.SmallestSize, leaveOpen: true))
+        {
+            gzip.Write(source);
+        }
+
+        return output.ToArray();
+    }
+}

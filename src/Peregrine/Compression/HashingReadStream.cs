@@ -1,0 +1,76 @@
+using System.Security.Cryptography;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// Passes reads through and hashes every byte read, so one pass over a sidecar or cache file
+/// both checks what it decodes to and gives the ETag of the bytes that will be sent.
+/// </summary>
+internal sealed class HashingReadStream : Stream
+{
+    private readonly Stream _inner;
+    private readonly IncrementalHash _hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+
+    public HashingReadStream(Stream inner)
+    {
+        _inner = inner;
+    }
+
+    /// <summary>The bytes read so far.</summary>
+    public long BytesRead { get; private set; }
+
+    public override bool CanRead => true;
+
+    public override bool CanSeek => false;
+
+    public override bool CanWrite => false;
+
+    public override long Length => throw new NotSupportedException();
+
+    public override long Position
+    {
+        get => throw new NotSupportedException();
+        set => throw new NotSupportedException();
+    }
+
+    /// <summary>Reads to the end (bytes a decoder stopped short of are still sent) and returns the SHA-256 of everything read.</summary>
+    public byte[] DrainAndHash()
+    {
+        Span<byte> buffer = stackalloc byte[4096];
+        while (Read(buffer) > 0)
+        {
+        }
+
+        return _hash.GetHashAndReset();
+    }
+
+    public override int Read(byte[] buffer, int offset, int count) => Read(buffer.AsSpan(offset, count));
+
+    public override int Read(Span<byte> buffer)
+    {
+        var read = _inner.Read(buffer);
+        _hash.AppendData(buffer[..read]);
+        BytesRead += read;
+        return read;
+    }
+
+    public override void Flush()
+    {
+    }
+
+    public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+
+    public override void SetLength(long value) => throw new NotSupportedException();
+
+    public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
+
+    protected override void Dispose(bool disposing)
+    {
+        if (disposing)
+        {
+            _hash.Dispose();
+        }
+
+        base.Dispose(disposing);
+    }
+}

@@ -1,0 +1,261 @@
+using System.Buffers;
+using System.Runtime.InteropServices;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// Zstandard (RFC 8878) through the system's libzstd, loaded on first use. No managed zstd
+/// ships with .NET, so where <c>libzstd.so.1</c> is missing (or older than 1.4, whose
+/// parameter API the decoder uses) the zstd coding is simply not produced.
+/// </summary>
+internal static unsafe partial class Zstd
+{
+    private const string Library = "libzstd.so.1";
+
+    /// <summary>
+    /// Level 19, the highest before the "ultra" levels. Its largest window is 2^23 = 8 MiB, the
+    /// most RFC 9659 §3 lets an encoder use for the zstd content coding (browsers refuse larger
+    /// windows); levels 20 to 22 would exceed it on large files.
+    /// </summary>
+    public const int Level = 19;
+
+    /// <summary>The window limit of RFC 9659 §3 (8 MiB), enforced on sidecars too.</summary>
+    private const int WindowLogMax = 23;
+
+    private const int MinimumVersion = 1_04_00;
+
+    // ZSTD_d_windowLogMax in zstd.h.
+    private const int DecompressionWindowLogMax = 100;
+
+    private static readonly Lazy<string?> s_unavailableReason = new(Probe);
+
+    /// <summary>True when libzstd can be used.</summary>
+    public static bool IsAvailable => s_unavailableReason.Value is null;
+
+    /// <summary>Why libzstd cannot be used, or <see langword="null"/> when it can.</summary>
+    public static string? UnavailableReason => s_unavailableReason.Value;
+
+    /// <summary>Compresses into a single frame that records the content size.</summary>
+    public static byte[] Compress(ReadOnlySpan<byte> source, int level = Level)
+    {
+        var bound = ZSTD_compressBound((nuint)source.Length);
+        var buffer = ArrayPool<byte>.Shared.Rent(checked((int)bound));
+        try
+        {
+            nuint written;
+            fixed (byte* input = source)
+            fixed (byte* output = buffer)
+            {
+                written = ZSTD_compress(output, (nuint)buffer.Length, input, (nuint)source.Length, level);
+            }
+
+            ThrowIfError(written);
+            return buffer.AsSpan(0, (int)written).ToArray();
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+    }
+
+    /// <summary>A read-only stream of the bytes that <paramref name="encoded"/> decodes to.</summary>
+    public static Stream OpenDecoder(Stream encoded, bool leaveOpen) => new DecoderStream(encoded, leaveOpen);
+
+    private static string? Probe()
+    {
+        try
+        {
+            var version = ZSTD_versionNumber();
+            return version >= MinimumVersion ? null : $"version {version / 10000}.{version / 100 % 100}.{version % 100} is older than 1.4.0";
+        }
+        catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException)
+        {
+            return ex.Message;
+        }
+    }
+
+    private static void ThrowIfError(nuint code)
+    {
+        if (ZSTD_isError(code) != 0)
+        {
+            throw new InvalidDataException("zstd: " + Marshal.PtrToStringUTF8(ZSTD_getErrorName(code)));
+        }
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    private struct InBuffer
+    {
+        public byte* Source;
+        public nuint Size;
+        public nuint Position;
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    private struct OutBuffer
+    {
+        public byte* Destination;
+        public nuint Size;
+        public nuint Position;
+    }
+
+    /// <summary>
+    /// Streaming decode (ZSTD_decompressStream), so a sidecar is checked in bounded memory
+    /// however large it claims to be. Concatenated frames are decoded in turn (RFC 8878 §3.1);
+    /// input that ends inside a frame is an error, not a short read.
+    /// </summary>
+    private sealed class DecoderStream : Stream
+    {
+        private const int InputSize = 64 * 1024;
+
+        private readonly Stream _encoded;
+        private readonly bool _leaveOpen;
+        private readonly byte[] _input = ArrayPool<byte>.Shared.Rent(InputSize);
+        private nint _context;
+        private int _inputLength;
+        private int _inputPosition;
+        private bool _inputEnded;
+        private bool _frameComplete;
+        private bool _finished;
+
+        public DecoderStream(Stream encoded, bool leaveOpen)
+        {
+            _encoded = encoded;
+            _leaveOpen = leaveOpen;
+            _context = ZSTD_createDCtx();
+            if (_context == 0)
+            {
+                throw new OutOfMemoryException("ZSTD_createDCtx failed.");
+            }
+
+            ThrowIfError(ZSTD_DCtx_setParameter(_context, DecompressionWindowLogMax, WindowLogMax));
+        }
+
+        public override bool CanRead => true;
+
+        public override bool CanSeek => false;
+
+        public override bool CanWrite => false;
+
+        public override long Length => throw new NotSupportedException();
+
+        public override long Position
+        {
+            get => throw new NotSupportedException();
+            set => throw new NotSupportedException();
+        }
+
+        public override int Read(byte[] buffer, int offset, int count) => Read(buffer.AsSpan(offset, count));
+
+        public override int Read(Span<byte> buffer)
+        {
+            ObjectDisposedException.ThrowIf(_context == 0, this);
+            if (_finished || buffer.IsEmpty)
+            {
+                return 0;
+            }
+
+            while (true)
+            {
+                if (_inputPosition == _inputLength && !_inputEnded)
+                {
+                    _inputLength = _encoded.Read(_input, 0, InputSize);
+                    _inputPosition = 0;
+                    _inputEnded = _inputLength == 0;
+                }
+
+                if (_inputEnded && _inputPosition == _inputLength && _frameComplete)
+                {
+                    _finished = true;
+                    return 0;
+                }
+
+                nuint result;
+                var output = new OutBuffer { Size = (nuint)buffer.Length };
+                fixed (byte* destination = buffer)
+                fixed (byte* source = _input)
+                {
+                    var input = new InBuffer { Source = source, Size = (nuint)_inputLength, Position = (nuint)_inputPosition };
+                    output.Destination = destination;
+                    result = ZSTD_decompressStream(_context, &output, &input);
+                    _inputPosition = (int)input.Position;
+                }
+
+                ThrowIfError(result);
+
+                // 0 means a frame is complete and flushed; anything else, that more is to come.
+                _frameComplete = result == 0;
+                if (output.Position > 0)
+                {
+                    return (int)output.Position;
+                }
+
+                if (_inputEnded && _inputPosition == _inputLength)
+                {
+                    if (!_frameComplete)
+                    {
+                        throw new InvalidDataException("zstd: the data ends inside a frame.");
+                    }
+
+                    _finished = true;
+                    return 0;
+                }
+            }
+        }
+
+        public override void Flush()
+        {
+        }
+
+        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+
+        public override void SetLength(long value) => throw new NotSupportedException();
+
+        public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
+
+        protected override void Dispose(bool disposing)
+        {
+            if (_context != 0)
+            {
+                ZSTD_freeDCtx(_context);
+                _context = 0;
+                if (disposing)
+                {
+                    ArrayPool<byte>.Shared.Return(_input);
+                    if (!_leaveOpen)
+                    {
+                        _encoded.Dispose();
+                    }
+                }
+            }
+
+            base.Dispose(disposing);
+        }
+    }
+
+    [LibraryImport(Library)]
+    private static partial uint ZSTD_versionNumber();
+
+    [LibraryImport(Library)]
+    private static partial nuint ZSTD_compressBound(nuint sourceSize);
+
+    [LibraryImport(Library)]
+    private static partial nuint ZSTD_compress(byte* destination, nuint destinationCapacity, byte* source, nuint sourceSize, int level);
+
+    [LibraryImport(Library)]
+    private static partial uint ZSTD_isError(nuint code);
+
+    [LibraryImport(Library)]
+    private static partial nint ZSTD_getErrorName(nuint code);
+
+    [LibraryImport(Library)]
+    private static partial nint ZSTD_createDCtx();
+
+    [LibraryImport(Library)]
+    private static partial nuint ZSTD_freeDCtx(nint context);
+
+    [LibraryImport(Library)]
+    private static partial nuint ZSTD_DCtx_setParameter(nint context, int parameter, int value);
+
+    [LibraryImport(Library)]
+    private static partial nuint ZSTD_decompressStream(nint context, OutBuffer* output, InBuffer* input);
+}

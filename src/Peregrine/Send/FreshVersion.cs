@@ -1,0 +1,74 @@
+using Peregrine.Catalog;
+
+namespace Peregrine.Send;
+
+/// <summary>One version of a file read whole, with the tag and date that describe it.</summary>
+internal sealed class FreshVersion
+{
+    private FreshVersion(byte[] content, string etag, DateTimeOffset lastModified)
+    {
+        Content = content;
+        ETag = etag;
+        LastModified = lastModified;
+    }
+
+    public byte[] Content { get; }
+
+    public string ETag { get; }
+
+    public DateTimeOffset LastModified { get; }
+
+    /// <summary>
+    /// Reads the file whole if it is at most <paramref name="limit"/> bytes and holds still
+    /// while it is read (same length and modification time before and after); tries three
+    /// times. <see langword="null"/> when it is gone (<paramref name="missing"/>), too large,
+    /// or keeps changing.
+    /// </summary>
+    public static FreshVersion? TryRead(string path, long limit, out bool missing)
+    {
+        missing = false;
+        for (var attempt = 0; attempt < 3; attempt++)
+        {
+            try
+            {
+                using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
+                var length = RandomAccess.GetLength(handle);
+                var before = File.GetLastWriteTimeUtc(handle).Ticks;
+                if (length > limit)
+                {
+                    return null;
+                }
+
+                var content = new byte[length];
+                var read = 0;
+                while (read < content.Length)
+                {
+                    var n = RandomAccess.Read(handle, content.AsSpan(read), read);
+                    if (n == 0)
+                    {
+                        break;
+                    }
+
+                    read += n;
+                }
+
+                if (read == length && RandomAccess.GetLength(handle) == length && File.GetLastWriteTimeUtc(handle).Ticks == before)
+                {
+                    var seconds = before - (before % TimeSpan.TicksPerSecond);
+                    return new FreshVersion(content, EntityTag.Compute(content), new DateTimeOffset(seconds, TimeSpan.Zero));
+                }
+            }
+            catch (Exception ex) when (ex is FileNotFoundException or DirectoryNotFoundException)
+            {
+                missing = true;
+                return null;
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            {
+                return null;
+            }
+        }
+
+        return null;
+    }
+}

@@ -1,0 +1,126 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Security.Cryptography;
+using Peregrine.Catalog;
+using Peregrine.Tests.Infrastructure;
+
+namespace Peregrine.Tests.Live;
+
+/// <summary>
+/// Files are rewritten in place, truncated, replaced by rename, deleted and recreated in a loop
+/// while many clients download them. Every body received must be exactly the content its ETag
+/// names (the tag is the content's hash, so the test recomputes it), its length must match
+/// Content-Length, and the only failures allowed are 404s for the files that are deliberately
+/// deleted.
+/// </summary>
+public sealed class ChurnTests
+{
+    private const int Files = 24;
+    private const int MinimumResponses = 10_000;
+
+    [Fact]
+    public async Task FilesChangingUnderLoad_EveryBodyIsTheVersionItsTagNames()
+    {
+        using var tree = new TempTree();
+        for (var i = 0; i < Files; i++)
+        {
+            tree.Write(Name(i), Content(i, 0));
+        }
+
+        await using var host = await PeregrineHost.StartAsync(tree.Root);
+        using var stop = new CancellationTokenSource();
+        var failures = new ConcurrentQueue<string>();
+        var responses = 0;
+        var notFound = 0;
+
+        var mutator = Task.Run(async () =>
+        {
+            var random = new Random(1);
+            for (var generation = 1; !stop.IsCancellationRequested; generation++)
+            {
+                var i = random.Next(Files);
+                var path = Path.Combine(tree.Root, Name(i));
+                switch (generation % 5)
+                {
+                    case 0:
+                        // In place: truncate, then write, as most editors and cp do.
+                        await File.WriteAllBytesAsync(path, Content(i, generation));
+                        break;
+                    case 1:
+                        await using (var truncate = new FileStream(path, FileMode.OpenOrCreate, FileAccess.Write, FileShare.ReadWrite | FileShare.Delete))
+                        {
+                            truncate.SetLength(random.Next(0, 100));
+                        }
+
+                        break;
+                    case 2:
+                        var temporary = path + ".tmp";
+                        await File.WriteAllBytesAsync(temporary, Content(i, generation));
+                        File.Move(temporary, path, overwrite: true);
+                        break;
+                    case 3 when IsDeletable(i):
+                        File.Delete(path);
+                        break;
+                    default:
+                        await File.WriteAllBytesAsync(path, Content(i, generation));
+                        break;
+                }
+
+                await Task.Delay(2);
+            }
+        });
+
+        var clients = Enumerable.Range(0, 16).Select(client => Task.Run(async () =>
+        {
+            var random = new Random(client + 100);
+            while (Volatile.Read(ref responses) < MinimumResponses)
+            {
+                var i = random.Next(Files);
+                using var response = await host.Client.GetAsync("/" + Name(i));
+                var body = await response.Content.ReadAsByteArrayAsync();
+                Interlocked.Increment(ref responses);
+                if (response.StatusCode == HttpStatusCode.NotFound && IsDeletable(i))
+                {
+                    Interlocked.Increment(ref notFound);
+                    continue;
+                }
+
+                if (response.StatusCode != HttpStatusCode.OK)
+                {
+                    failures.Enqueue($"{Name(i)}: {(int)response.StatusCode}");
+                    continue;
+                }
+
+                if (body.Length != response.Content.Headers.ContentLength)
+                {
+                    failures.Enqueue($"{Name(i)}: {body.Length} bytes but Content-Length {response.Content.Headers.ContentLength}");
+                }
+
+                var tag = response.Headers.ETag?.Tag;
+                if (tag != EntityTag.Compute(body))
+                {
+                    failures.Enqueue($"{Name(i)}: body hashes to {EntityTag.Compute(body)} but ETag is {tag}");
+                }
+            }
+        })).ToArray();
+
+        await Task.WhenAll(clients);
+        stop.Cancel();
+        await mutator;
+
+        Assert.True(responses >= MinimumResponses);
+        Assert.True(failures.IsEmpty, $"{failures.Count} of {responses} responses failed, e.g. {string.Join("; ", failures.Take(5))}");
+    }
+
+    private static string Name(int i) => $"dir{i % 3}/file{i}.txt";
+
+    private static bool IsDeletable(int i) => i % 4 == 0;
+
+    private static byte[] Content(int file, int generation)
+    {
+        // Lengths vary by generation, so a stale Content-Length or a torn body would show.
+        var bytes = new byte[200 + ((file * 7919) + (generation * 104729)) % 20_000];
+        RandomNumberGenerator.Fill(bytes);
+        return bytes;
+    }
+}
