@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
+using Peregrine.Cors;
 using Peregrine.Preconditions;
 using Peregrine.Select;
 using Peregrine.Send;
@@ -19,6 +20,7 @@ internal sealed partial class PeregrineMiddleware
     private static readonly StringValues s_allow = "GET, HEAD";
     private static readonly StringValues s_varyAcceptEncoding = "Accept-Encoding";
     private static readonly StringValues s_acceptRanges = "bytes";
+    private static readonly StringValues s_noCache = "no-cache";
 
     private readonly RequestDelegate _next;
     private readonly FileCatalog _catalog;
@@ -30,9 +32,21 @@ internal sealed partial class PeregrineMiddleware
         _next = next;
         _catalog = catalog;
         _logger = loggerFactory.CreateLogger("Peregrine");
-        _requestPath = catalog.Options.RequestPath.Value ?? "";
+        var options = catalog.Options;
+        _requestPath = options.RequestPath.Value ?? "";
+        _extraHeaders = options.Headers.Select(h => (h.Key, new StringValues(h.Value))).ToArray();
+        _cors = CorsPolicy.Create(options.CorsOrigins);
+        _vary = _cors.VariesByOrigin ? "Origin" : StringValues.Empty;
+        _varyNegotiable = _cors.VariesByOrigin ? "Accept-Encoding, Origin" : s_varyAcceptEncoding;
+        _spaFallback = options.SpaFallback is { } spa ? "/" + spa : null;
         catalog.Start();
     }
+
+    private readonly (string Name, StringValues Value)[] _extraHeaders;
+    private readonly CorsPolicy _cors;
+    private readonly StringValues _vary;
+    private readonly StringValues _varyNegotiable;
+    private readonly string? _spaFallback;
 
     public Task Invoke(HttpContext context)
     {
@@ -45,12 +59,48 @@ internal sealed partial class PeregrineMiddleware
         // Kestrel has already percent-decoded the path (all but %2F) and removed dot segments.
         // The catalog holds only files found under the root, so whatever the path says, the
         // answer is an indexed file or the next middleware: no request path reaches the disk.
-        if (!TryGetKey(context.Request.Path.Value, out var key) || !snapshot.TryFind(key, out var entry))
+        if (!TryGetKey(context.Request.Path.Value, out var key))
         {
             return _next(context);
         }
 
-        return Serve(context, entry);
+        if (!snapshot.TryFind(key, out var entry))
+        {
+            return _spaFallback is not null && IsNavigation(context.Request, key) && snapshot.TryFind(_spaFallback, out var fallback)
+                ? Serve(context, fallback, s_noCache)
+                : _next(context);
+        }
+
+        return Serve(context, entry, entry.CacheControl);
+    }
+
+    /// <summary>
+    /// A browser navigation to a client-side route: GET or HEAD, accepting HTML, for a path
+    /// whose last segment has no extension. Asset requests (<c>/app.3f9a1c.js</c>) are not, so
+    /// a missing asset is still a 404 rather than an HTML page with a 200.
+    /// </summary>
+    private static bool IsNavigation(HttpRequest request, ReadOnlySpan<char> path)
+    {
+        if (!HttpMethods.IsGet(request.Method) && !HttpMethods.IsHead(request.Method))
+        {
+            return false;
+        }
+
+        var lastSegment = path[(path.LastIndexOf('/') + 1)..];
+        if (lastSegment.Contains('.'))
+        {
+            return false;
+        }
+
+        foreach (var accept in request.Headers.Accept)
+        {
+            if (accept is not null && accept.Contains("text/html", StringComparison.OrdinalIgnoreCase))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     private bool TryGetKey(string? path, out ReadOnlySpan<char> key)
@@ -97,7 +147,7 @@ internal sealed partial class PeregrineMiddleware
         await Invoke(context);
     }
 
-    private Task Serve(HttpContext context, CatalogEntry entry)
+    private Task Serve(HttpContext context, CatalogEntry entry, StringValues cacheControl)
     {
         var request = context.Request;
         var response = context.Response;
@@ -105,6 +155,12 @@ internal sealed partial class PeregrineMiddleware
         var isHead = HttpMethods.IsHead(method);
         if (!isHead && !HttpMethods.IsGet(method))
         {
+            if (_cors.IsPreflight(request))
+            {
+                _cors.AnswerPreflight(request, response);
+                return Task.CompletedTask;
+            }
+
             // RFC 9110 §15.5.6: a 405 lists the methods the resource supports.
             response.StatusCode = StatusCodes.Status405MethodNotAllowed;
             response.Headers.Allow = s_allow;
@@ -123,16 +179,25 @@ internal sealed partial class PeregrineMiddleware
         {
             // RFC 9110 §12.5.5: every response whose representation depends on Accept-Encoding
             // says so, 304 and HEAD included, and before the variants exist too.
-            headers.Vary = s_varyAcceptEncoding;
+            headers.Vary = _varyNegotiable;
             representation = Select(request.Headers.AcceptEncoding, entry);
+        }
+        else if (_vary.Count != 0)
+        {
+            headers.Vary = _vary;
         }
 
         // Validators and caching go on every 200, 206 and 304 alike (RFC 9110 §15.4.5).
         headers.ETag = representation.ETag;
         headers.LastModified = entry.LastModifiedHeader;
-        if (entry.CacheControl.Count != 0)
+        if (cacheControl.Count != 0)
         {
-            headers.CacheControl = entry.CacheControl;
+            headers.CacheControl = cacheControl;
+        }
+
+        if (_extraHeaders.Length != 0 || _cors.Enabled)
+        {
+            AddConfiguredHeaders(request, headers);
         }
 
         // Preconditions compare against the representation that would be sent (§13.1).
@@ -171,6 +236,16 @@ internal sealed partial class PeregrineMiddleware
         }
 
         return SendFromDiskAsync(context, entry, representation, 0, representation.Length);
+    }
+
+    private void AddConfiguredHeaders(HttpRequest request, IHeaderDictionary headers)
+    {
+        foreach (var (name, value) in _extraHeaders)
+        {
+            headers[name] = value;
+        }
+
+        _cors.AddResponseHeaders(request, headers);
     }
 
     /// <summary>

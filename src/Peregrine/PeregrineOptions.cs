@@ -92,6 +92,41 @@ public sealed class PeregrineOptions
     /// </summary>
     public long MemoryBudget { get; set; } = 256L * 1024 * 1024;
 
+    /// <summary>
+    /// Cache-Control by path: the first rule whose glob matches a file's path under the root
+    /// (<c>*.html</c>, <c>assets/**</c>, <c>**/*.woff2</c>; <c>*</c> stays within a folder,
+    /// <c>**</c> crosses folders, a glob without a slash matches the file name in any folder)
+    /// sets its Cache-Control, ahead of the fingerprint rule and the default. Default: none.
+    /// </summary>
+    public IList<CacheRule> CacheRules { get; set; } = [];
+
+    /// <summary>
+    /// Response headers added to every file response (200, 206, 304), for example
+    /// <c>X-Content-Type-Options: nosniff</c> or a Content-Security-Policy. Default: none.
+    /// </summary>
+    public IDictionary<string, string> Headers { get; set; } = new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase);
+
+    /// <summary>
+    /// Origins allowed to read files cross-origin (CORS): <c>*</c> for any, or exact origins
+    /// such as <c>https://app.example.com</c>. Default: none (no CORS headers).
+    /// </summary>
+    public IList<string> CorsOrigins { get; set; } = [];
+
+    /// <summary>
+    /// A file (path under the root, such as <c>index.html</c>) served for navigations that
+    /// match no file: a GET or HEAD that accepts <c>text/html</c> for a path without a file
+    /// extension, as single-page applications with client-side routing need. It is sent with
+    /// <c>Cache-Control: no-cache</c>; a missing asset (<c>/app.3f9a1c.js</c>) still goes on
+    /// to the next middleware. Default: none.
+    /// </summary>
+    public string? SpaFallback { get; set; }
+
+    /// <summary>
+    /// List the contents of folders that have no default document, as HTML (or JSON for
+    /// <c>Accept: application/json</c>). Hidden files are never listed. Default: <see langword="false"/>.
+    /// </summary>
+    public bool DirectoryListing { get; set; }
+
     /// <summary>Watching the root for changes and redeploys.</summary>
     public Catalog.WatchOptions Watch { get; set; } = new();
 

@@ -87,6 +87,49 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
             errors.Add($"MemoryBudget: {options.MemoryBudget} must be zero or more.");
         }
 
+        foreach (var rule in options.CacheRules ?? [])
+        {
+            if (rule is null || string.IsNullOrWhiteSpace(rule.Glob))
+            {
+                errors.Add("CacheRules: every rule needs a glob.");
+                continue;
+            }
+
+            CheckHeaderValue(errors, $"CacheRules[{rule.Glob}]", rule.CacheControl, required: false);
+        }
+
+        foreach (var (name, value) in options.Headers ?? new Dictionary<string, string>())
+        {
+            if (string.IsNullOrEmpty(name) || !name.All(IsTokenChar))
+            {
+                errors.Add($"Headers: '{name}' is not a valid header name.");
+                continue;
+            }
+
+            if (s_reservedHeaders.Contains(name))
+            {
+                errors.Add($"Headers: '{name}' is set by Peregrine for each response and cannot be configured.");
+                continue;
+            }
+
+            CheckHeaderValue(errors, $"Headers[{name}]", value, required: true);
+        }
+
+        foreach (var origin in options.CorsOrigins ?? [])
+        {
+            if (origin != "*" && !(Uri.TryCreate(origin, UriKind.Absolute, out var uri)
+                && (uri.Scheme == Uri.UriSchemeHttp || uri.Scheme == Uri.UriSchemeHttps)
+                && uri.AbsolutePath == "/" && !origin.EndsWith('/')))
+            {
+                errors.Add($"CorsOrigins: '{origin}' must be '*' or an origin such as 'https://app.example.com' (scheme, host, optional port, no path).");
+            }
+        }
+
+        if (options.SpaFallback is { } spa && (spa.Length == 0 || spa.StartsWith('/') || spa.Contains('\\') || spa.Split('/').Any(s => s is "" or "." or "..")))
+        {
+            errors.Add($"SpaFallback: '{spa}' must be a path under the root, such as 'index.html'.");
+        }
+
         if (options.Watch is { } watch)
         {
             if (watch.PollingInterval is { } polling && polling < TimeSpan.FromMilliseconds(100))
@@ -111,6 +154,18 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
 
         return errors;
     }
+
+    // Framing and representation headers that each response computes; a fixed value would
+    // break the response (RFC 9110 §8, RFC 9112 §6).
+    private static readonly HashSet<string> s_reservedHeaders = new(StringComparer.OrdinalIgnoreCase)
+    {
+        "Content-Length", "Content-Type", "Content-Encoding", "Content-Range", "Transfer-Encoding",
+        "Connection", "Keep-Alive", "Upgrade", "Trailer", "ETag", "Last-Modified", "Vary", "Date",
+        "Accept-Ranges", "Location", "Allow",
+    };
+
+    private static bool IsTokenChar(char c)
+        => char.IsAsciiLetterOrDigit(c) || "!#$%&'*+-.^_`|~".Contains(c);
 
     private static void CheckHeaderValue(List<string> errors, string name, string? value, bool required)
     {

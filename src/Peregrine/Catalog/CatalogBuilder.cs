@@ -23,7 +23,10 @@ internal sealed class CatalogBuilder
         _budget = budget;
         _logger = logger;
         _contentTypes = new ContentTypeMap(options);
+        _cachePolicy = new CachePolicy(options);
     }
+
+    private readonly CachePolicy _cachePolicy;
 
     /// <summary>
     /// Builds a snapshot. Entries of <paramref name="previous"/> whose file has the same path,
@@ -251,9 +254,7 @@ internal sealed class CatalogBuilder
                 identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.FromMetadata(length, lastWrite.Ticks), content: null, file.Physical);
             }
 
-            var cacheControl = _options.FingerprintedNames && Fingerprint.IsFingerprinted(file.Name)
-                ? _options.FingerprintedCacheControl
-                : _options.CacheControl;
+            var cacheControl = _cachePolicy.For(file.Relative, file.Name);
             var negotiable = _options.Compression.Enabled && Compression.Compressibility.IsCompressible(contentType);
             return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastWrite.Ticks, cacheControl, negotiable);
         }
