@@ -173,6 +173,11 @@ internal sealed partial class PeregrineMiddleware
             return RedirectToDirectory(context, entry);
         }
 
+        if (entry.Listing is { } listing)
+        {
+            return ServeListing(context, entry, listing, isHead);
+        }
+
         var headers = response.Headers;
         var representation = entry.Identity;
         if (entry.Negotiable)

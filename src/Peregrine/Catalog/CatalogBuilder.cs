@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.InteropServices;
 using Microsoft.Extensions.Logging;
 
 namespace Peregrine.Catalog;
@@ -65,13 +66,13 @@ internal sealed class CatalogBuilder
         return snapshot;
     }
 
-    private (List<FoundFile> Files, List<string> Directories) Scan(string root, CancellationToken cancellationToken)
+    private (List<FoundFile> Files, List<FoundDirectory> Directories) Scan(string root, CancellationToken cancellationToken)
     {
         var files = new List<FoundFile>();
-        var directories = new List<string>();
+        var directories = new List<FoundDirectory>();
         var visited = new HashSet<string>(StringComparer.Ordinal) { root };
-        var pending = new Stack<(string Physical, string Relative)>();
-        pending.Push((root, ""));
+        var pending = new Stack<(string Physical, string Relative, DateTime LastWrite)>();
+        pending.Push((root, "", Directory.GetLastWriteTimeUtc(root)));
         var enumeration = new EnumerationOptions
         {
             IgnoreInaccessible = true,
@@ -84,7 +85,7 @@ internal sealed class CatalogBuilder
         while (pending.TryPop(out var directory))
         {
             cancellationToken.ThrowIfCancellationRequested();
-            directories.Add(directory.Relative);
+            directories.Add(new FoundDirectory(directory.Relative, directory.LastWrite));
             foreach (var info in new DirectoryInfo(directory.Physical).EnumerateFileSystemInfos("*", enumeration))
             {
                 var name = info.Name;
@@ -127,7 +128,7 @@ internal sealed class CatalogBuilder
                         // A link back up the tree would loop; each real folder is walked once.
                         if (visited.Add(physical))
                         {
-                            pending.Push((physical, relative));
+                            pending.Push((physical, relative, info.LastWriteTimeUtc));
                         }
 
                         break;
@@ -166,7 +167,7 @@ internal sealed class CatalogBuilder
             var file = files[i];
             if (previous is not null
                 && previous.TryFind(file.Relative, out var old)
-                && !old.IsRedirect
+                && old.IsFile
                 && old.PhysicalPath == file.Physical
                 && old.Identity.Length == file.Length
                 && old.LastWriteTicks == file.LastWriteTicks)
@@ -265,9 +266,10 @@ internal sealed class CatalogBuilder
         }
     }
 
-    private void AddDirectories(Dictionary<string, CatalogEntry> entries, List<string> directories)
+    private void AddDirectories(Dictionary<string, CatalogEntry> entries, List<FoundDirectory> directories)
     {
-        foreach (var relative in directories)
+        var listings = _options.DirectoryListing ? CollectChildren(entries, directories) : null;
+        foreach (var (relative, lastWrite) in directories)
         {
             CatalogEntry? index = null;
             foreach (var document in _options.DefaultDocuments)
@@ -278,16 +280,56 @@ internal sealed class CatalogBuilder
                 }
             }
 
-            if (index is null)
+            if (index is not null)
+            {
+                // "/docs/" serves the index; "/docs" redirects there (and "" does, under a
+                // mount point, so that "/static" becomes "/static/").
+                entries[relative + "/"] = index;
+            }
+            else if (listings is not null)
+            {
+                // Sorted once here, so a request renders one page without sorting anything.
+                var children = listings.TryGetValue(relative, out var items) ? items : [];
+                entries[relative + "/"] = CatalogEntry.ForListing(relative, EncodePath(relative) + "/", Listing.SortedViews.Create(CollectionsMarshal.AsSpan(children)));
+            }
+            else
             {
                 continue;
             }
 
-            // "/docs/" serves the index; "/docs" redirects there (and "" does, under a mount
-            // point, so that "/static" becomes "/static/").
-            entries[relative + "/"] = index;
             entries[relative] = CatalogEntry.ForDirectoryRedirect(relative, EncodePath(relative) + "/");
         }
+    }
+
+    private static Dictionary<string, List<Listing.ListingItem>> CollectChildren(Dictionary<string, CatalogEntry> entries, List<FoundDirectory> directories)
+    {
+        var children = new Dictionary<string, List<Listing.ListingItem>>(StringComparer.Ordinal);
+        void Add(string relative, Listing.ListingItem item)
+        {
+            var parent = relative[..relative.LastIndexOf('/')];
+            if (!children.TryGetValue(parent, out var list))
+            {
+                children[parent] = list = [];
+            }
+
+            list.Add(item);
+        }
+
+        foreach (var entry in entries.Values)
+        {
+            Add(entry.RelativePath, new Listing.ListingItem(entry.RelativePath[(entry.RelativePath.LastIndexOf('/') + 1)..], false, entry.Identity.Length, entry.LastModified));
+        }
+
+        foreach (var (relative, lastWrite) in directories)
+        {
+            if (relative.Length != 0)
+            {
+                var seconds = lastWrite.Ticks - (lastWrite.Ticks % TimeSpan.TicksPerSecond);
+                Add(relative, new Listing.ListingItem(relative[(relative.LastIndexOf('/') + 1)..], true, 0, new DateTimeOffset(seconds, TimeSpan.Zero)));
+            }
+        }
+
+        return children;
     }
 
     private static string EncodePath(string relative)
@@ -305,6 +347,8 @@ internal sealed class CatalogBuilder
 
         return "/" + string.Join('/', segments);
     }
+
+    private readonly record struct FoundDirectory(string Relative, DateTime LastWrite);
 
     private readonly record struct FoundFile(string Relative, string Physical, string Name, long Length, long LastWriteTicks);
 }

@@ -40,6 +40,9 @@ internal sealed class CatalogEntry
 
     public bool IsRedirect => RedirectPath is not null;
 
+    /// <summary>True for a file; false for a redirect or a listing, which have no representation.</summary>
+    public bool IsFile => RedirectPath is null && Listing is null;
+
     /// <summary>
     /// True when encoded variants may be offered for this file: its responses then always carry
     /// <c>Vary: Accept-Encoding</c>, before and after the variants are ready (RFC 9110 §12.5.5).
@@ -80,6 +83,17 @@ internal sealed class CatalogEntry
             CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
             Negotiable = negotiable,
         };
+    }
+
+    /// <summary>For a folder without a default document, when listings are on: its children, sorted.</summary>
+    public Listing.SortedViews? Listing { get; private init; }
+
+    /// <summary>For a listing: the encoded path under the mount point, slash-terminated.</summary>
+    public string? ListingPath { get; private init; }
+
+    public static CatalogEntry ForListing(string relativePath, string encodedPath, Listing.SortedViews children)
+    {
+        return new CatalogEntry(relativePath) { Listing = children, ListingPath = encodedPath };
     }
 
     public static CatalogEntry ForDirectoryRedirect(string relativePath, string redirectPath)

@@ -148,7 +148,7 @@ internal sealed class FileCatalog : IDisposable
 
         foreach (var entry in previous.Entries)
         {
-            if (entry.IsRedirect || kept.Contains(entry) || !kept.Add(entry))
+            if (!entry.IsFile || kept.Contains(entry) || !kept.Add(entry))
             {
                 continue;
             }

@@ -52,6 +52,9 @@ internal static partial class DirectoryListing
         var page = items.Page(query);
         var html = new HtmlWriter(2048 + (page.Count * 320));
 
+        // Every link starts with it, so it is escaped once per page rather than once per link.
+        var escapedBase = HtmlWriter.Escape(baseHref);
+
         html.Raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"u8);
         html.Raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"u8);
         html.Raw("<meta name=\"color-scheme\" content=\"light dark\">\n<link rel=\"icon\" href=\"data:,\">\n<title>Index of "u8);
@@ -65,9 +68,9 @@ internal static partial class DirectoryListing
         html.Raw(", "u8);
         Counted(html, items.FileCount, " file"u8, " files"u8);
         html.Raw("</p>\n<table>\n<thead><tr>"u8);
-        Header(html, baseHref, query, ListingSort.Name, "Name"u8, "name"u8);
-        Header(html, baseHref, query, ListingSort.Size, "Size"u8, "size"u8);
-        Header(html, baseHref, query, ListingSort.Date, "Modified (UTC)"u8, "date"u8);
+        Header(html, escapedBase, query, ListingSort.Name, "Name"u8, "name"u8);
+        Header(html, escapedBase, query, ListingSort.Size, "Size"u8, "size"u8);
+        Header(html, escapedBase, query, ListingSort.Date, "Modified (UTC)"u8, "date"u8);
         html.Raw("</tr></thead>\n<tbody>\n"u8);
 
         if (!isMountRoot)
@@ -79,7 +82,7 @@ internal static partial class DirectoryListing
 
         for (var position = page.Start; position < page.Start + page.Count; position++)
         {
-            Row(html, baseHref, items.At(query.Sort, query.Descending, position));
+            Row(html, escapedBase, items.At(query.Sort, query.Descending, position));
         }
 
         if (items.Count == 0)
@@ -90,14 +93,14 @@ internal static partial class DirectoryListing
         html.Raw("</tbody>\n</table>\n"u8);
         if (page.Pages > 1)
         {
-            Pager(html, baseHref, query, page, items.Count);
+            Pager(html, escapedBase, query, page, items.Count);
         }
 
         html.Raw("</main>\n</body>\n</html>\n"u8);
         return html.ToArray();
     }
 
-    private static void Header(HtmlWriter html, string baseHref, ListingQuery query, ListingSort column, ReadOnlySpan<byte> label, ReadOnlySpan<byte> cssClass)
+    private static void Header(HtmlWriter html, ReadOnlySpan<byte> escapedBase, ListingQuery query, ListingSort column, ReadOnlySpan<byte> label, ReadOnlySpan<byte> cssClass)
     {
         var current = query.Sort == column;
         html.Raw("<th scope=\"col\" class=\""u8);
@@ -111,7 +114,7 @@ internal static partial class DirectoryListing
         // The current column's link reverses it; any other column starts ascending. Either way the
         // link returns to page 1, since the old page number means nothing in the new order.
         html.Raw("><a href=\""u8);
-        QueryHref(html, baseHref, column, current && !query.Descending, 1);
+        QueryHref(html, escapedBase, column, current && !query.Descending, 1);
         html.Raw("\">"u8);
         html.Raw(label);
         if (current)
@@ -122,10 +125,10 @@ internal static partial class DirectoryListing
         html.Raw("</a></th>"u8);
     }
 
-    private static void Row(HtmlWriter html, string baseHref, ListingItem item)
+    private static void Row(HtmlWriter html, ReadOnlySpan<byte> escapedBase, ListingItem item)
     {
         html.Raw(item.IsDirectory ? "<tr class=\"dir\"><td class=\"name\"><a href=\""u8 : "<tr class=\"file\"><td class=\"name\"><a href=\""u8);
-        html.Text(baseHref);
+        html.Raw(escapedBase);
         html.PathSegment(item.Name);
         if (item.IsDirectory)
         {
@@ -157,13 +160,13 @@ internal static partial class DirectoryListing
         html.Raw("</time></td></tr>\n"u8);
     }
 
-    private static void Pager(HtmlWriter html, string baseHref, ListingQuery query, ListingPage page, int total)
+    private static void Pager(HtmlWriter html, ReadOnlySpan<byte> escapedBase, ListingQuery query, ListingPage page, int total)
     {
         html.Raw("<nav class=\"pager\" aria-label=\"Pages\">"u8);
         if (page.Number > 1)
         {
             html.Raw("<a rel=\"prev\" href=\""u8);
-            QueryHref(html, baseHref, query.Sort, query.Descending, page.Number - 1);
+            QueryHref(html, escapedBase, query.Sort, query.Descending, page.Number - 1);
             html.Raw("\">\u2190 Previous</a>"u8);
         }
         else
@@ -186,7 +189,7 @@ internal static partial class DirectoryListing
         if (page.Number < page.Pages)
         {
             html.Raw("<a rel=\"next\" href=\""u8);
-            QueryHref(html, baseHref, query.Sort, query.Descending, page.Number + 1);
+            QueryHref(html, escapedBase, query.Sort, query.Descending, page.Number + 1);
             html.Raw("\">Next \u2192</a>"u8);
         }
         else
@@ -198,9 +201,9 @@ internal static partial class DirectoryListing
     }
 
     // Defaults are left out so that the plain directory URL stays the canonical one.
-    private static void QueryHref(HtmlWriter html, string baseHref, ListingSort sort, bool descending, int page)
+    private static void QueryHref(HtmlWriter html, ReadOnlySpan<byte> escapedBase, ListingSort sort, bool descending, int page)
     {
-        html.Text(baseHref);
+        html.Raw(escapedBase);
         var separator = "?"u8;
         if (sort != ListingSort.Name)
         {

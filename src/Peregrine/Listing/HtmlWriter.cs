@@ -25,6 +25,14 @@ internal sealed class HtmlWriter
 
     public HtmlWriter(int initialCapacity) => _buffer = new ArrayBufferWriter<byte>(initialCapacity);
 
+    /// <summary>Returns <paramref name="text"/> HTML-escaped as UTF-8, for text written many times.</summary>
+    public static byte[] Escape(string text)
+    {
+        var writer = new HtmlWriter(text.Length + 16);
+        writer.Text(text);
+        return writer.ToArray();
+    }
+
     /// <summary>The bytes written so far, copied into an array of exactly their length.</summary>
     public byte[] ToArray() => _buffer.WrittenSpan.ToArray();
 
