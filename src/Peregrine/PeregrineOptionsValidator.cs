@@ -152,6 +152,7 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
             errors.Add("Watch: must be set.");
         }
 
+        Compression.CompressionOptionsValidator.Collect(options.Compression, errors);
         return errors;
     }
 

@@ -162,6 +162,7 @@ internal sealed class CatalogBuilder
     {
         var results = new CatalogEntry?[files.Count];
         var fresh = new List<int>(previous is null ? files.Count : 0);
+        var stamps = SidecarStamps(files);
         for (var i = 0; i < files.Count; i++)
         {
             var file = files[i];
@@ -170,7 +171,8 @@ internal sealed class CatalogBuilder
                 && old.IsFile
                 && old.PhysicalPath == file.Physical
                 && old.Identity.Length == file.Length
-                && old.LastWriteTicks == file.LastWriteTicks)
+                && old.LastWriteTicks == file.LastWriteTicks
+                && old.SidecarStamp == stamps.GetValueOrDefault(file.Relative))
             {
                 results[i] = old;
             }
@@ -199,7 +201,7 @@ internal sealed class CatalogBuilder
             new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
             i =>
             {
-                results[i] = BuildFile(files[i], cache[i]);
+                results[i] = BuildFile(files[i], cache[i], stamps.GetValueOrDefault(files[i].Relative));
                 if (cache[i])
                 {
                     // Account for what is held: nothing if the file was skipped, its new size if
@@ -211,7 +213,37 @@ internal sealed class CatalogBuilder
         return results;
     }
 
-    private CatalogEntry? BuildFile(FoundFile file, bool cache)
+    /// <summary>
+    /// For each file with precompressed sidecars (<c>app.js.br</c>, <c>.zst</c>, <c>.gz</c>),
+    /// a stamp of their lengths and times: a file whose sidecar changed is rebuilt, so its
+    /// variants are checked again, even if the file itself did not change.
+    /// </summary>
+    private Dictionary<string, long> SidecarStamps(List<FoundFile> files)
+    {
+        var stamps = new Dictionary<string, long>(StringComparer.Ordinal);
+        if (!_options.Compression.Enabled)
+        {
+            return stamps;
+        }
+
+        foreach (var file in files)
+        {
+            foreach (var extension in s_sidecarExtensions)
+            {
+                if (file.Relative.EndsWith(extension, StringComparison.Ordinal))
+                {
+                    var source = file.Relative[..^extension.Length];
+                    stamps[source] = HashCode.Combine(stamps.GetValueOrDefault(source), extension, file.Length, file.LastWriteTicks);
+                }
+            }
+        }
+
+        return stamps;
+    }
+
+    private static readonly string[] s_sidecarExtensions = [".br", ".zst", ".gz"];
+
+    private CatalogEntry? BuildFile(FoundFile file, bool cache, long sidecarStamp)
     {
         var contentType = _contentTypes.For(file.Name);
         if (contentType is null)
@@ -257,7 +289,7 @@ internal sealed class CatalogBuilder
 
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);
             var negotiable = _options.Compression.Enabled && Compression.Compressibility.IsCompressible(contentType);
-            return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastWrite.Ticks, cacheControl, negotiable);
+            return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastWrite.Ticks, cacheControl, negotiable, sidecarStamp);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

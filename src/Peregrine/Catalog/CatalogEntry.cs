@@ -25,6 +25,9 @@ internal sealed class CatalogEntry
 
     public DateTimeOffset LastModified { get; private init; }
 
+    /// <summary>Lengths and times of the file's precompressed sidecars at index, combined; 0 without any.</summary>
+    public long SidecarStamp { get; private init; }
+
     /// <summary>The file's modification time at index, to the tick: how a changed file is recognised.</summary>
     public long LastWriteTicks { get; private init; }
 
@@ -67,7 +70,8 @@ internal sealed class CatalogEntry
         string contentType,
         long lastWriteTicks,
         string cacheControl,
-        bool negotiable)
+        bool negotiable,
+        long sidecarStamp = 0)
     {
         // HTTP dates have one-second resolution (RFC 9110 §5.6.7); comparing against a
         // sub-second mtime would make every If-Modified-Since look older than the file.
@@ -82,6 +86,7 @@ internal sealed class CatalogEntry
             LastModifiedHeader = lastModified.ToString("r"),
             CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
             Negotiable = negotiable,
+            SidecarStamp = sidecarStamp,
         };
     }
 

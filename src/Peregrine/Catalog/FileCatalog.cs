@@ -25,7 +25,16 @@ internal sealed class FileCatalog : IDisposable
         _options = options.Value;
         _logger = loggerFactory.CreateLogger("Peregrine");
         Budget = new MemoryBudget(_options.MemoryBudget);
+        if (_options.Compression.Enabled)
+        {
+            _compressor = new Compression.Compressor(_options.Compression, Budget, _logger);
+        }
     }
+
+    private readonly Compression.Compressor? _compressor;
+
+    /// <summary>The background compressor, or <see langword="null"/> when compression is off.</summary>
+    public Compression.Compressor? Compressor => _compressor;
 
     public PeregrineOptions Options => _options;
 
@@ -134,6 +143,9 @@ internal sealed class FileCatalog : IDisposable
         var previous = _current;
         _current = snapshot;
         Generation++;
+
+        // Entries reused from the previous snapshot already have their variants and are skipped.
+        _compressor?.Enqueue(snapshot.Entries.Where(entry => entry.IsFile && entry.Negotiable));
         Published?.Invoke(snapshot, previous);
     }
 
@@ -153,13 +165,9 @@ internal sealed class FileCatalog : IDisposable
                 continue;
             }
 
-            long bytes = entry.Identity.Content?.Length ?? 0;
-            if (entry.Encoded is { } encoded)
-            {
-                bytes += (encoded.Brotli?.Content?.Length ?? 0) + (encoded.Zstd?.Content?.Length ?? 0) + (encoded.Gzip?.Content?.Length ?? 0);
-            }
-
-            Budget.Release(bytes);
+            // The compressor accounts for the variants it made, including ones still in flight.
+            Budget.Release(entry.Identity.Content?.Length ?? 0);
+            _compressor?.Retire(entry);
         }
     }
 
@@ -167,5 +175,6 @@ internal sealed class FileCatalog : IDisposable
     {
         _stopping.Cancel();
         _watcher?.Dispose();
+        _compressor?.Dispose();
     }
 }

@@ -33,7 +33,7 @@ public sealed class CompressionOptions
     /// <summary>
     /// Files larger than this are not compressed (their sidecars are still served). Default:
     /// 64 MiB. A file is compressed from a whole copy in memory, so each worker may briefly hold
-    /// this much plus its compressed form; Brotli at quality 11 also takes about a second per
+    /// this much plus its compressed form; Brotli at quality 11 also takes over a second per
     /// megabyte, which is why larger files are left alone.
     /// </summary>
     public long MaxFileSize { get; set; } = 64L * 1024 * 1024;

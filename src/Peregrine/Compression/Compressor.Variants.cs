@@ -25,9 +25,9 @@ internal sealed partial class Compressor
     /// The fewest bytes a variant must save. Every variant costs something however small it
     /// is: a <c>Content-Encoding</c> field (22 bytes on HTTP/1.1), the client's decoding, a
     /// second copy in memory, and one more entry in every shared cache keyed on
-    /// Accept-Encoding (RFC 9110 §12.5.5). Under 64 bytes none of that is repaid: it is less
-    /// than a tenth of the smallest TCP segment most paths carry, so the response takes the
-    /// same packets either way.
+    /// Accept-Encoding (RFC 9110 §12.5.5). 64 bytes is about 4% of a typical 1460-byte TCP
+    /// segment: a smaller saving changes a response's packet count only when it happens to
+    /// straddle a segment boundary, and then by one.
     /// </summary>
     internal const long MinimumSavedBytes = 64;
 
@@ -114,8 +114,8 @@ internal sealed partial class Compressor
         var info = new FileInfo(path);
         if (info.LastWriteTimeUtc < work.SourceWriteTimeUtc)
         {
-            // Most likely left over from before the file was edited; the content check below
-            // would catch that too, but a stale sidecar is worth telling the operator about.
+            // Refused without being read: the usual sign of a build step that changed the file
+            // and not its sidecar, which the operator should hear about.
             if (_warnedSidecars.TryAdd(path, 0))
             {
                 CompressionLog.SidecarStale(_logger, path);
@@ -225,15 +225,15 @@ internal sealed partial class Compressor
 
         work.SourceLoaded = true;
         var identity = work.Entry.Identity;
-        if (identity.Content is not null)
-        {
-            return work.Source = identity.Content;
-        }
-
         if (identity.Length > _options.MaxFileSize)
         {
             CompressionLog.SourceTooLarge(_logger, work.Entry.PhysicalPath, identity.Length);
             return null;
+        }
+
+        if (identity.Content is not null)
+        {
+            return work.Source = identity.Content;
         }
 
         using var stream = new FileStream(work.Entry.PhysicalPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, 1, FileOptions.SequentialScan);

@@ -23,10 +23,16 @@ internal sealed partial class Compressor : IDisposable
     private readonly ContentCoding[] _codings;
     private readonly CompressionCache? _cache;
     private readonly Channel<CatalogEntry> _queue;
+
     // Not disposed: workers and the progress report may still read its token after Dispose,
     // and a source without a timer holds nothing that needs freeing.
     private readonly CancellationTokenSource _stopping = new();
     private readonly ConcurrentDictionary<string, byte> _warnedSidecars = new(StringComparer.Ordinal);
+
+    // Entries queued or being compressed, and those among them the catalog has dropped since:
+    // by reference, since two snapshots may hold different entries for one path.
+    private readonly HashSet<CatalogEntry> _inFlight = new(ReferenceEqualityComparer.Instance);
+    private readonly HashSet<CatalogEntry> _retired = new(ReferenceEqualityComparer.Instance);
 
     private readonly Lock _gate = new();
     private int _pending;
@@ -56,15 +62,21 @@ internal sealed partial class Compressor : IDisposable
             }
         }
 
-        Workers = options.MaxParallelism > 0 ? options.MaxParallelism : Math.Max(1, Environment.ProcessorCount - 1);
+        Workers = !options.Enabled || _codings.Length == 0 ? 0
+            : options.MaxParallelism > 0 ? options.MaxParallelism
+            : Math.Max(1, Environment.ProcessorCount - 1);
         _queue = Channel.CreateUnbounded<CatalogEntry>(new UnboundedChannelOptions { SingleReader = Workers == 1 });
         for (var i = 0; i < Workers; i++)
         {
-            _ = Task.Run(WorkAsync);
+            // Dedicated threads rather than the thread pool: Brotli at quality 11 holds a thread
+            // for over a second per megabyte (4 MB of mixed text took 6 s on one core of the
+            // development machine), and a pool thread held that long is one Kestrel cannot use
+            // for requests until the pool notices and grows.
+            new Thread(Work) { IsBackground = true, Name = "Peregrine compression" }.Start();
         }
     }
 
-    /// <summary>How many files are compressed at once.</summary>
+    /// <summary>How many files are compressed at once; 0 when there is nothing to produce (compression off, or no usable coding).</summary>
     public int Workers { get; }
 
     /// <summary>The codings produced, in the configured order, less any that cannot be (zstd without libzstd).</summary>
@@ -99,35 +111,21 @@ internal sealed partial class Compressor : IDisposable
 
     /// <summary>
     /// Queues one entry and returns at once. Entries that are not negotiable, or when
-    /// compression is off, are published with no variants straight away.
+    /// compression is off, are published with no variants straight away. An entry already
+    /// queued, or whose variants are already published, is left alone: a changed file comes
+    /// back as a new entry.
     /// </summary>
     public void Enqueue(CatalogEntry entry) => Enqueue([entry]);
 
     /// <summary>
-    /// Queues entries and returns at once; the first index should use this, so the start of
-    /// the work is logged once with the number of files.
+    /// Queues entries and returns at once, as <see cref="Enqueue(CatalogEntry)"/> does; the
+    /// first index should use this, so that the start of the work is logged once with the
+    /// number of files.
     /// </summary>
     public void Enqueue(IEnumerable<CatalogEntry> entries)
     {
         var work = new List<CatalogEntry>();
-        foreach (var entry in entries)
-        {
-            if (entry.Negotiable && _options.Enabled && _codings.Length > 0)
-            {
-                work.Add(entry);
-            }
-            else
-            {
-                entry.PublishEncoded(EncodedVariants.None);
-            }
-        }
-
-        if (work.Count == 0)
-        {
-            return;
-        }
-
-        bool starts;
+        Task? batch = null;
         lock (_gate)
         {
             if (_disposed)
@@ -135,25 +133,73 @@ internal sealed partial class Compressor : IDisposable
                 return;
             }
 
-            starts = _pending == 0;
-            if (starts)
+            foreach (var entry in entries)
+            {
+                if (entry.Encoded is not null || _inFlight.Contains(entry))
+                {
+                    continue;
+                }
+
+                if (entry.Negotiable && _options.Enabled && _codings.Length > 0)
+                {
+                    _inFlight.Add(entry);
+                    work.Add(entry);
+                }
+                else
+                {
+                    entry.PublishEncoded(EncodedVariants.None);
+                }
+            }
+
+            if (work.Count == 0)
+            {
+                return;
+            }
+
+            if (_pending == 0)
             {
                 _idle = NewIdleSource(completed: false);
+                batch = _idle.Task;
             }
 
             _pending += work.Count;
         }
 
-        if (starts)
+        if (batch is not null)
         {
             CompressionLog.Started(_logger, work.Count);
-            _ = ReportAsync(_idle.Task, FilesProcessed, FilesCompressed, BytesIn, BytesOut);
+            _ = ReportAsync(batch, FilesProcessed, FilesCompressed, BytesIn, BytesOut);
         }
 
         foreach (var entry in work)
         {
             // Unbounded: TryWrite fails only once the writer is completed, by Dispose.
             _queue.Writer.TryWrite(entry);
+        }
+    }
+
+    /// <summary>
+    /// Gives back the memory its variants hold when the catalog drops an entry (a file that
+    /// changed or went away). Call it once per dropped file entry. An entry still queued or
+    /// being compressed is not published when its work ends, and its memory is given back then.
+    /// The compressor alone reserves and releases variant memory; the catalog releases only
+    /// the identity bytes.
+    /// </summary>
+    public void Retire(CatalogEntry entry)
+    {
+        lock (_gate)
+        {
+            if (_inFlight.Contains(entry))
+            {
+                _retired.Add(entry);
+                return;
+            }
+        }
+
+        // Not in flight: the variants are final (they are published under the lock).
+        if (entry.Encoded is { } variants)
+        {
+            Release(variants.Brotli, variants.Zstd, variants.Gzip);
         }
     }
 
@@ -166,7 +212,10 @@ internal sealed partial class Compressor : IDisposable
         }
     }
 
-    /// <summary>Stops the workers. A file being compressed is finished but not published; the rest are dropped.</summary>
+    /// <summary>
+    /// Stops the workers: a file being compressed stops after its current coding and is not
+    /// published, the rest of the queue is dropped, and <see cref="WhenIdle"/> completes.
+    /// </summary>
     public void Dispose()
     {
         lock (_gate)
@@ -223,20 +272,23 @@ internal sealed partial class Compressor : IDisposable
         return [.. codings];
     }
 
-    private async Task WorkAsync()
+    private void Work()
     {
         var stopping = _stopping.Token;
+        var reader = _queue.Reader;
         try
         {
-            await foreach (var entry in _queue.Reader.ReadAllAsync(stopping))
+            while (true)
             {
-                Process(entry, stopping);
-                lock (_gate)
+                while (reader.TryRead(out var entry))
                 {
-                    if (!_disposed && --_pending == 0)
-                    {
-                        _idle.TrySetResult();
-                    }
+                    Complete(entry, Process(entry, stopping));
+                }
+
+                // Blocking is what this thread is for; false means the queue was completed.
+                if (!reader.WaitToReadAsync(stopping).AsTask().GetAwaiter().GetResult())
+                {
+                    return;
                 }
             }
         }
@@ -246,35 +298,54 @@ internal sealed partial class Compressor : IDisposable
         }
     }
 
-    private void Process(CatalogEntry entry, CancellationToken stopping)
+    private EncodedVariants Process(CatalogEntry entry, CancellationToken stopping)
     {
-        EncodedVariants variants;
         try
         {
-            variants = EncodeEntry(entry, stopping);
+            return EncodeEntry(entry, stopping);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {
             // The file vanished or became unreadable since the index; the watcher will bring a
             // new entry if it comes back. Until then it is served (or not) as indexed.
             CompressionLog.SourceUnreadable(_logger, entry.PhysicalPath, ex.Message);
-            variants = EncodedVariants.None;
+            return EncodedVariants.None;
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
         {
             // A bug in one file's compression must not stop the rest, nor leave WhenIdle waiting.
             CompressionLog.Failed(_logger, entry.PhysicalPath, ex);
-            variants = EncodedVariants.None;
+            return EncodedVariants.None;
         }
+    }
 
-        entry.PublishEncoded(variants);
-        Interlocked.Increment(ref _filesProcessed);
+    private void Complete(CatalogEntry entry, EncodedVariants variants)
+    {
         var smallest = Math.Min(variants.Brotli?.Length ?? long.MaxValue, Math.Min(variants.Zstd?.Length ?? long.MaxValue, variants.Gzip?.Length ?? long.MaxValue));
         if (smallest != long.MaxValue)
         {
             Interlocked.Increment(ref _filesCompressed);
             Interlocked.Add(ref _bytesIn, entry.Identity.Length);
             Interlocked.Add(ref _bytesOut, smallest);
+        }
+
+        Interlocked.Increment(ref _filesProcessed);
+        lock (_gate)
+        {
+            _inFlight.Remove(entry);
+            if (_retired.Remove(entry))
+            {
+                Release(variants.Brotli, variants.Zstd, variants.Gzip);
+            }
+            else
+            {
+                entry.PublishEncoded(variants);
+            }
+
+            if (!_disposed && --_pending == 0)
+            {
+                _idle.TrySetResult();
+            }
         }
     }
 

@@ -77,10 +77,9 @@ internal static class Encoders
 
     /// <summary>
     /// A read-only stream of the bytes <paramref name="encoded"/> (left open) decodes to; it
-    /// throws <see cref="InvalidDataException"/> on bad or truncated data. gzip, as gunzip and
-    /// browsers do, decodes concatenated members and ignores bytes after the last one; the
-    /// decoded length and hash are checked by the caller, so those bytes cannot change what a
-    /// client sees.
+    /// throws <see cref="InvalidDataException"/> on bad or truncated data. gzip decodes
+    /// concatenated members (RFC 1952 §2.2) and, like gunzip and Chromium, ignores bytes after
+    /// the last one; the decoded length and hash are checked by the caller.
     /// </summary>
     public static Stream OpenDecoder(ContentCoding coding, Stream encoded) => coding switch
     {

@@ -26,7 +26,7 @@ internal sealed class CompressionHarness : IDisposable
     public PeregrineOptions Options { get; }
 
     /// <summary>A folder beside the site for cache tests, deleted with it.</summary>
-    public string CacheDirectory => Path.Combine(Tree.Root + "-cache");
+    public string CacheDirectory => Tree.Root + "-cache";
 
     public CapturingLogger Logger { get; } = new();
 
