@@ -21,6 +21,7 @@ public static class PeregrineExtensions
         services.AddOptions<PeregrineOptions>().Configure(configure).ValidateOnStart();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<PeregrineOptions>, PeregrineOptionsValidator>());
         services.TryAddSingleton<FileCatalog>();
+        PeregrineDiagnosticsExtensions.AddPeregrineDiagnostics(services);
         return services;
     }
 
@@ -35,9 +36,10 @@ public static class PeregrineExtensions
         var catalog = app.ApplicationServices.GetService<FileCatalog>()
             ?? throw new InvalidOperationException("Call services.AddPeregrine(...) before app.UsePeregrine().");
         var loggerFactory = app.ApplicationServices.GetRequiredService<ILoggerFactory>();
+        var metrics = app.ApplicationServices.GetRequiredService<Diagnostics.PeregrineMetrics>();
 
         // Constructed directly rather than through UseMiddleware<T>: no reflection, so the
         // library stays trimmable and Native AOT-compatible.
-        return app.Use(next => new PeregrineMiddleware(next, catalog, loggerFactory).Invoke);
+        return app.Use(next => new PeregrineMiddleware(next, catalog, metrics, loggerFactory).Invoke);
     }
 }

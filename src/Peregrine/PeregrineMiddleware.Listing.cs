@@ -40,6 +40,7 @@ internal sealed partial class PeregrineMiddleware
         headers.Vary = s_varyAccept;
         headers.XContentTypeOptions = "nosniff";
         response.ContentLength = body.Length;
+        _metrics.Served(StatusCodes.Status200OK, isHead ? 0 : body.Length, fromMemory: true, 0);
         return isHead ? Task.CompletedTask : WriteAsync(response, body);
     }
 

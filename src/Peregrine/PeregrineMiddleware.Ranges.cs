@@ -37,6 +37,7 @@ internal sealed partial class PeregrineMiddleware
                 response.StatusCode = StatusCodes.Status416RangeNotSatisfiable;
                 headers.ContentRange = "bytes */" + length.ToString(CultureInfo.InvariantCulture);
                 response.ContentLength = 0;
+                _metrics.Served(StatusCodes.Status416RangeNotSatisfiable, 0, fromMemory: true, 0);
                 return Task.CompletedTask;
 
             case RangeOutcome.Partial when count == 1:
@@ -46,6 +47,7 @@ internal sealed partial class PeregrineMiddleware
                 headers.ContentType = entry.ContentType;
                 headers.ContentEncoding = representation.ContentEncoding;
                 response.ContentLength = single.Length;
+                _metrics.Served(StatusCodes.Status206PartialContent, single.Length, representation.Content is not null, 0);
                 return representation.Content is { } content
                     ? WriteAsync(response, content.AsMemory((int)single.Start, (int)single.Length))
                     : SendFromDiskAsync(context, entry, representation, single.Start, single.Length);
@@ -59,12 +61,14 @@ internal sealed partial class PeregrineMiddleware
                 headers.ContentType = s_multipartContentType;
                 headers.ContentEncoding = representation.ContentEncoding;
                 response.ContentLength = MultipartByteRanges.ComputeLength(selected, length, partType, s_boundary);
+                _metrics.Served(StatusCodes.Status206PartialContent, response.ContentLength.Value, representation.Content is not null, 0);
                 return SendMultipartAsync(context, entry, representation, selected, partType);
 
             default:
                 headers.ContentType = entry.ContentType;
                 headers.ContentEncoding = representation.ContentEncoding;
                 response.ContentLength = length;
+                _metrics.Served(StatusCodes.Status200OK, length, representation.Content is not null, Saved(entry, representation));
                 return representation.Content is { } whole
                     ? WriteAsync(response, whole)
                     : SendFromDiskAsync(context, entry, representation, 0, length);

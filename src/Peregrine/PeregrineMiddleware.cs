@@ -4,6 +4,7 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 using Peregrine.Cors;
+using Peregrine.Diagnostics;
 using Peregrine.Preconditions;
 using Peregrine.Select;
 using Peregrine.Send;
@@ -24,13 +25,15 @@ internal sealed partial class PeregrineMiddleware
 
     private readonly RequestDelegate _next;
     private readonly FileCatalog _catalog;
+    private readonly PeregrineMetrics _metrics;
     private readonly ILogger _logger;
     private readonly string _requestPath;
 
-    public PeregrineMiddleware(RequestDelegate next, FileCatalog catalog, ILoggerFactory loggerFactory)
+    public PeregrineMiddleware(RequestDelegate next, FileCatalog catalog, PeregrineMetrics metrics, ILoggerFactory loggerFactory)
     {
         _next = next;
         _catalog = catalog;
+        _metrics = metrics;
         _logger = loggerFactory.CreateLogger("Peregrine");
         var options = catalog.Options;
         _requestPath = options.RequestPath.Value ?? "";
@@ -158,6 +161,7 @@ internal sealed partial class PeregrineMiddleware
             if (_cors.IsPreflight(request))
             {
                 _cors.AnswerPreflight(request, response);
+                _metrics.Served(StatusCodes.Status204NoContent, 0, fromMemory: true, 0);
                 return Task.CompletedTask;
             }
 
@@ -165,6 +169,7 @@ internal sealed partial class PeregrineMiddleware
             response.StatusCode = StatusCodes.Status405MethodNotAllowed;
             response.Headers.Allow = s_allow;
             response.ContentLength = 0;
+            _metrics.Served(StatusCodes.Status405MethodNotAllowed, 0, fromMemory: true, 0);
             return Task.CompletedTask;
         }
 
@@ -210,10 +215,12 @@ internal sealed partial class PeregrineMiddleware
         {
             case PreconditionResult.NotModified:
                 response.StatusCode = StatusCodes.Status304NotModified;
+                _metrics.Served(StatusCodes.Status304NotModified, 0, fromMemory: true, 0);
                 return Task.CompletedTask;
             case PreconditionResult.Failed:
                 response.StatusCode = StatusCodes.Status412PreconditionFailed;
                 response.ContentLength = 0;
+                _metrics.Served(StatusCodes.Status412PreconditionFailed, 0, fromMemory: true, 0);
                 return Task.CompletedTask;
         }
 
@@ -229,12 +236,13 @@ internal sealed partial class PeregrineMiddleware
         headers.ContentType = entry.ContentType;
         headers.ContentEncoding = representation.ContentEncoding;
         response.ContentLength = representation.Length;
+        var content = representation.Content;
+        _metrics.Served(StatusCodes.Status200OK, isHead ? 0 : representation.Length, content is not null, Saved(entry, representation));
         if (isHead)
         {
             return Task.CompletedTask;
         }
 
-        var content = representation.Content;
         if (content is not null)
         {
             return WriteAsync(response, content);
@@ -242,6 +250,9 @@ internal sealed partial class PeregrineMiddleware
 
         return SendFromDiskAsync(context, entry, representation, 0, representation.Length);
     }
+
+    private static long Saved(CatalogEntry entry, Representation representation)
+        => ReferenceEquals(representation, entry.Identity) ? 0 : entry.Identity.Length - representation.Length;
 
     private void AddConfiguredHeaders(HttpRequest request, IHeaderDictionary headers)
     {
@@ -351,6 +362,7 @@ internal sealed partial class PeregrineMiddleware
 
         headers.ContentType = entry.ContentType;
         response.ContentLength = fresh.Content.Length;
+        _metrics.Served(StatusCodes.Status200OK, fresh.Content.Length, fromMemory: false, 0);
         await response.BodyWriter.WriteAsync(fresh.Content, context.RequestAborted);
     }
 
@@ -367,6 +379,7 @@ internal sealed partial class PeregrineMiddleware
         response.Headers.RetryAfter = "1";
         response.Headers.CacheControl = "no-store";
         response.ContentLength = 0;
+        _metrics.Served(StatusCodes.Status503ServiceUnavailable, 0, fromMemory: false, 0);
     }
 
     private Task RedirectToDirectory(HttpContext context, CatalogEntry entry)
@@ -381,6 +394,7 @@ internal sealed partial class PeregrineMiddleware
         context.Response.StatusCode = StatusCodes.Status301MovedPermanently;
         context.Response.Headers.Location = location;
         context.Response.ContentLength = 0;
+        _metrics.Served(StatusCodes.Status301MovedPermanently, 0, fromMemory: true, 0);
         return Task.CompletedTask;
     }
 }

@@ -1,0 +1,50 @@
+using System.Text;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Primitives;
+
+namespace Peregrine.Diagnostics;
+
+/// <summary>
+/// Answers GET and HEAD on one path with <see cref="PrometheusExporter.Scrape"/>; every other
+/// request goes on to the next middleware.
+/// </summary>
+/// <remarks>
+/// The endpoint has no access control of its own. The numbers say little (request counts,
+/// bytes, files indexed), but anyone who can reach the path can read them: bind the server
+/// to a private interface, or put the path behind a proxy rule, where that matters.
+/// </remarks>
+internal sealed class MetricsEndpoint
+{
+    private static readonly StringValues s_contentType = PrometheusExporter.ContentType;
+    private static readonly StringValues s_noStore = "no-store";
+
+    private readonly RequestDelegate _next;
+    private readonly PrometheusExporter _exporter;
+    private readonly PathString _path;
+
+    public MetricsEndpoint(RequestDelegate next, PrometheusExporter exporter, PathString path)
+    {
+        _next = next;
+        _exporter = exporter;
+        _path = path;
+    }
+
+    public Task Invoke(HttpContext context)
+    {
+        var request = context.Request;
+        var isHead = HttpMethods.IsHead(request.Method);
+        if (!request.Path.Equals(_path) || (!isHead && !HttpMethods.IsGet(request.Method)))
+        {
+            return _next(context);
+        }
+
+        var body = Encoding.UTF8.GetBytes(_exporter.Scrape());
+        var response = context.Response;
+        response.StatusCode = StatusCodes.Status200OK;
+        response.Headers.ContentType = s_contentType;
+        // Every scrape must see the numbers as they are now, never a cached copy.
+        response.Headers.CacheControl = s_noStore;
+        response.ContentLength = body.Length;
+        return isHead ? Task.CompletedTask : response.Body.WriteAsync(body, context.RequestAborted).AsTask();
+    }
+}

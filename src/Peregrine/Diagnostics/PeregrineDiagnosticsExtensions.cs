@@ -1,0 +1,91 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Peregrine.Catalog;
+using Peregrine.Diagnostics;
+
+// In the root namespace, beside UsePeregrine: an application that can call one can call these.
+namespace Peregrine;
+
+/// <summary>Health and metrics endpoints for an application that serves files with Peregrine.</summary>
+public static class PeregrineDiagnosticsExtensions
+{
+    /// <summary>
+    /// Answers GET and HEAD on <paramref name="path"/> with Peregrine's metrics in the
+    /// Prometheus text format (version 0.0.4): request counts by status code, body bytes,
+    /// memory hits and disk reads, bytes saved by compression, files indexed. Other requests
+    /// go on to the next middleware. The same numbers are on the <c>Peregrine</c> meter for
+    /// any other exporter, such as OpenTelemetry's.
+    /// </summary>
+    /// <remarks>The endpoint has no access control; expose it only where its readers should reach it.</remarks>
+    public static IApplicationBuilder UsePeregrineMetrics(this IApplicationBuilder app, PathString path)
+    {
+        ArgumentNullException.ThrowIfNull(app);
+        ThrowIfNotAPath(path);
+        var services = app.ApplicationServices;
+
+        // The exporter is resolved here, not at registration: an application that never asks
+        // for the endpoint has no listener on the meter and pays nothing for one.
+        var exporter = services.GetService<PrometheusExporter>()
+            ?? throw new InvalidOperationException($"Call services.AddPeregrine(...) before app.{nameof(UsePeregrineMetrics)}().");
+
+        // Constructed directly rather than through UseMiddleware<T>: no reflection.
+        return app.Use(next => new MetricsEndpoint(next, exporter, path).Invoke);
+    }
+
+    /// <summary>
+    /// Answers GET and HEAD on <paramref name="path"/> with Peregrine's readiness, as JSON and
+    /// with <c>Cache-Control: no-store</c>: 200 <c>{"status":"ready","files":N,"generation":G}</c>
+    /// once the first index is complete, 503 <c>{"status":"starting"}</c> before, and 503
+    /// <c>{"status":"failed"}</c> if it failed. Other requests go on to the next middleware.
+    /// </summary>
+    /// <remarks>
+    /// This is readiness: ready means the first index is complete. Liveness needs no path of its
+    /// own: a process that answers at all, with any status, is live.
+    /// </remarks>
+    public static IApplicationBuilder UsePeregrineHealth(this IApplicationBuilder app, PathString path)
+    {
+        ArgumentNullException.ThrowIfNull(app);
+        ThrowIfNotAPath(path);
+        var catalog = app.ApplicationServices.GetService<FileCatalog>()
+            ?? throw new InvalidOperationException($"Call services.AddPeregrine(...) before app.{nameof(UsePeregrineHealth)}().");
+
+        return app.Use(next => new HealthEndpoint(next, catalog, path).Invoke);
+    }
+
+    /// <summary>
+    /// Registers <see cref="PeregrineMetrics"/> and <see cref="PrometheusExporter"/> as
+    /// singletons. Called by <c>AddPeregrine</c>; safe to call more than once.
+    /// </summary>
+    internal static void AddPeregrineDiagnostics(IServiceCollection services)
+    {
+        // IMeterFactory; hosts built with WebApplication or Host already have it.
+        services.AddMetrics();
+
+        // Factories rather than type registrations: nothing for the container to discover by
+        // reflection.
+        services.TryAddSingleton(static sp =>
+        {
+            var metrics = new PeregrineMetrics(sp.GetRequiredService<System.Diagnostics.Metrics.IMeterFactory>());
+
+            // The catalog is resolved here, once; FileCatalog must then never depend on
+            // PeregrineMetrics, or the two would wait on each other.
+            if (sp.GetService<FileCatalog>() is { } catalog)
+            {
+                metrics.SetFilesIndexedSource(() => catalog.Current?.FileCount ?? 0);
+            }
+
+            return metrics;
+        });
+        services.TryAddSingleton(static sp => new PrometheusExporter(sp.GetRequiredService<PeregrineMetrics>()));
+    }
+
+    private static void ThrowIfNotAPath(PathString path)
+    {
+        if (!path.HasValue)
+        {
+            throw new ArgumentException("A path is required, such as \"/metrics\" or \"/healthz\".", nameof(path));
+        }
+    }
+}

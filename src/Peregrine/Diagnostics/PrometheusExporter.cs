@@ -1,0 +1,100 @@
+using System.Diagnostics.Metrics;
+using System.Text;
+
+namespace Peregrine.Diagnostics;
+
+/// <summary>
+/// Keeps running totals of Peregrine's instruments and renders them in the Prometheus text
+/// exposition format, version 0.0.4. It listens to one meter instance only (the host's
+/// <see cref="PeregrineMetrics.Meter"/>), not to every meter named "Peregrine": another host
+/// in the same process has its own meter and its own numbers.
+/// </summary>
+/// <remarks>
+/// The recording side runs on the request path: it is a cast of the listener state, then an
+/// <see cref="Interlocked"/> add into an array cell (see <see cref="MetricSeries"/>), with no
+/// lock and no allocation. Observable instruments are read at scrape time only.
+/// </remarks>
+internal sealed class PrometheusExporter : IDisposable
+{
+    public const string ContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+    private readonly Meter _meter;
+    private readonly MeterListener _listener;
+    private readonly Lock _scrapeLock = new();
+    private readonly Lock _seriesLock = new();
+
+    // Copied on write: instruments are published a handful of times at start-up, and a scrape
+    // reads the array without taking the lock.
+    private MetricSeries[] _series = [];
+
+    public PrometheusExporter(PeregrineMetrics metrics)
+    {
+        ArgumentNullException.ThrowIfNull(metrics);
+        _meter = metrics.Meter;
+        _listener = new MeterListener
+        {
+            InstrumentPublished = OnInstrumentPublished,
+            MeasurementsCompleted = OnMeasurementsCompleted,
+        };
+        _listener.SetMeasurementEventCallback<long>(static (_, value, tags, state) => ((MetricSeries)state!).Record(value, tags));
+        _listener.SetMeasurementEventCallback<int>(static (_, value, tags, state) => ((MetricSeries)state!).Record(value, tags));
+
+        // Start publishes the instruments the meter already has, so nothing created before
+        // the exporter is missed; measurements made before it are.
+        _listener.Start();
+    }
+
+    /// <summary>Reads the observable instruments and renders every series.</summary>
+    public string Scrape()
+    {
+        // One scrape at a time: observable series are cleared, re-read and rendered as one step.
+        lock (_scrapeLock)
+        {
+            var series = Volatile.Read(ref _series);
+            foreach (var s in series)
+            {
+                if (s.Shape.Observable)
+                {
+                    s.Reset();
+                }
+            }
+
+            _listener.RecordObservableInstruments();
+
+            var text = new StringBuilder(256 * Math.Max(1, series.Length));
+            foreach (var s in series)
+            {
+                s.WriteTo(text);
+            }
+
+            return text.ToString();
+        }
+    }
+
+    private void OnInstrumentPublished(Instrument instrument, MeterListener listener)
+    {
+        if (!ReferenceEquals(instrument.Meter, _meter) || InstrumentShape.Of(instrument) is not { } shape)
+        {
+            return;
+        }
+
+        var series = new MetricSeries(instrument, shape);
+        lock (_seriesLock)
+        {
+            _series = [.. _series, series];
+        }
+
+        listener.EnableMeasurementEvents(instrument, series);
+    }
+
+    private void OnMeasurementsCompleted(Instrument instrument, object? state)
+    {
+        // The meter was disposed (its host is stopping): its series go with it.
+        lock (_seriesLock)
+        {
+            _series = [.. _series.Where(s => !ReferenceEquals(s, state))];
+        }
+    }
+
+    public void Dispose() => _listener.Dispose();
+}

@@ -1,0 +1,60 @@
+using System.Globalization;
+using System.Text.RegularExpressions;
+
+namespace Peregrine.Tests.Diagnostics;
+
+/// <summary>Reads the Prometheus text format (0.0.4) as a scraper would, for assertions.</summary>
+internal static partial class PrometheusText
+{
+    /// <summary>The value of one sample, named as it appears in the text, or null when absent.</summary>
+    public static long? Sample(string text, string series)
+    {
+        foreach (var line in text.Split('\n'))
+        {
+            if (line.Length > series.Length && line.StartsWith(series, StringComparison.Ordinal) && line[series.Length] == ' ')
+            {
+                return long.Parse(line.AsSpan(series.Length + 1), CultureInfo.InvariantCulture);
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>
+    /// Fails unless every line is a HELP, TYPE or sample line of the 0.0.4 grammar, the text
+    /// ends with a line feed, and every sample follows the TYPE line of its metric.
+    /// </summary>
+    public static void AssertWellFormed(string text)
+    {
+        Assert.EndsWith("\n", text);
+        string? typed = null;
+        foreach (var line in text[..^1].Split('\n'))
+        {
+            if (line.StartsWith("# HELP ", StringComparison.Ordinal))
+            {
+                Assert.Matches(HelpLine(), line);
+                continue;
+            }
+
+            var type = TypeLine().Match(line);
+            if (type.Success)
+            {
+                typed = type.Groups["name"].Value;
+                continue;
+            }
+
+            var sample = SampleLine().Match(line);
+            Assert.True(sample.Success, $"Not a sample line: '{line}'");
+            Assert.Equal(typed, sample.Groups["name"].Value);
+        }
+    }
+
+    [GeneratedRegex(@"^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*$")]
+    private static partial Regex HelpLine();
+
+    [GeneratedRegex(@"^# TYPE (?<name>[a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge)$")]
+    private static partial Regex TypeLine();
+
+    [GeneratedRegex(@"^(?<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*=""(?:[^""\\\n]|\\.)*""(,[a-zA-Z_][a-zA-Z0-9_]*=""(?:[^""\\\n]|\\.)*"")*\})? -?[0-9]+$")]
+    private static partial Regex SampleLine();
+}
