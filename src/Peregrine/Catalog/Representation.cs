@@ -44,6 +44,12 @@ internal sealed class Representation
     /// <summary>The bytes when held in memory; <see langword="null"/> when they are read from disk.</summary>
     public byte[]? Content { get; }
 
+    /// <summary>
+    /// The fast path's encoded header blocks for this representation, made on first use.
+    /// Set once; a race makes two equal blocks and keeps one.
+    /// </summary>
+    internal FastPath.ResponseBlocks? FastPathBlocks;
+
     /// <summary>The file the bytes are read from when they are not in memory (the source, a sidecar, or a cache file).</summary>
     public string? PhysicalPath { get; }
 }

@@ -90,7 +90,7 @@ internal static class Preconditions
         return false;
     }
 
-    private static bool ValueMatches(ReadOnlySpan<char> value, ReadOnlySpan<char> tag, bool weak)
+    internal static bool ValueMatches(ReadOnlySpan<char> value, ReadOnlySpan<char> tag, bool weak)
     {
         var i = 0;
         while (true)

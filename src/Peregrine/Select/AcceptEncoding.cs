@@ -107,6 +107,15 @@ internal static class AcceptEncoding
         return Choose(weights, available, out coding);
     }
 
+    /// <summary>The same choice for one field value given as characters (the HTTP/1.1 fast path's form).</summary>
+    public static bool TrySelect(ReadOnlySpan<char> acceptEncoding, ContentCodings available, out ContentCoding coding)
+    {
+        Span<int> weights = stackalloc int[SlotCount];
+        weights.Fill(NotListed);
+        ParseLine(acceptEncoding, weights);
+        return Choose(weights, available, out coding);
+    }
+
     private static bool Choose(ReadOnlySpan<int> weights, ContentCodings available, out ContentCoding coding)
     {
         // §12.5.3: "*" matches any coding not explicitly listed; a coding neither listed nor covered

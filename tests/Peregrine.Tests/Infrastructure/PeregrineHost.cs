@@ -38,11 +38,18 @@ public sealed class PeregrineHost : IAsyncDisposable
 
     public IServiceProvider Services => _app.Services;
 
-    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null)
+    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
-        builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, 0, l => l.Protocols = HttpProtocols.Http1AndHttp2));
+        builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, 0, l =>
+        {
+            l.Protocols = HttpProtocols.Http1AndHttp2;
+            if (fastPath)
+            {
+                l.UsePeregrineFastPath();
+            }
+        }));
         builder.Services.AddPeregrine(options =>
         {
             options.Root = root;

@@ -1,0 +1,51 @@
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
+using Peregrine.Catalog;
+using Peregrine.Diagnostics;
+using Peregrine.FastPath;
+
+namespace Peregrine;
+
+/// <summary>Peregrine's HTTP/1.1 fast path for a Kestrel endpoint.</summary>
+public static class PeregrineFastPathExtensions
+{
+    /// <summary>
+    /// Serves plain HTTP/1.1 GET and HEAD requests for files held in memory directly from the
+    /// connection, skipping Kestrel's HTTP layer and the middleware pipeline, with the same
+    /// responses the middleware gives. Any other request, and the rest of its connection, goes
+    /// to Kestrel and the pipeline as usual. Use it only where <c>UsePeregrine()</c> is the first
+    /// middleware to answer file paths (as in the standalone server), on cleartext endpoints;
+    /// TLS and HTTP/2 connections are passed through untouched.
+    /// </summary>
+    /// <param name="listen">The endpoint.</param>
+    /// <param name="reservedPaths">Paths other middleware answers before Peregrine (such as
+    /// <c>/healthz</c>); requests for them always take the pipeline.</param>
+    public static ListenOptions UsePeregrineFastPath(this ListenOptions listen, params string[] reservedPaths)
+    {
+        ArgumentNullException.ThrowIfNull(listen);
+        Http1FastPath? fastPath = null;
+        listen.Use(next => connection =>
+        {
+            fastPath ??= Create(listen.ApplicationServices, reservedPaths);
+            return fastPath.OnConnectionAsync(connection, next);
+        });
+        return listen;
+    }
+
+    private static Http1FastPath Create(IServiceProvider services, string[] reservedPaths)
+    {
+        var catalog = services.GetService<FileCatalog>()
+            ?? throw new InvalidOperationException("Call services.AddPeregrine(...) before using the Peregrine fast path.");
+        var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
+        catalog.Start();
+        return new Http1FastPath(
+            catalog,
+            services.GetRequiredService<PeregrineMetrics>(),
+            reservedPaths,
+            kestrel.Limits.KeepAliveTimeout,
+            kestrel.Limits.RequestHeadersTimeout,
+            kestrel.AddServerHeader);
+    }
+}

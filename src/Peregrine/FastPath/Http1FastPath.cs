@@ -1,0 +1,298 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Text;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
+using Microsoft.Extensions.Primitives;
+using Peregrine.Catalog;
+using Peregrine.Cors;
+using Peregrine.Diagnostics;
+using Peregrine.Preconditions;
+using Peregrine.Select;
+
+namespace Peregrine.FastPath;
+
+/// <summary>
+/// Answers plain HTTP/1.1 GETs and HEADs for files held in memory straight from the connection,
+/// below Kestrel's HTTP layer: the request head is parsed in place, the response is a header
+/// block encoded when the file was first served, the Date line and the bytes. Everything else
+/// (a path not in memory, ranges, a body, a percent-encoded path, an unknown precondition,
+/// HTTP/1.0, HTTP/2, a malformed head) is handed to Kestrel before a single byte of that request
+/// is consumed, and Kestrel serves the rest of the connection through the normal pipeline.
+/// The responses are the middleware's, header for header; the differential tests hold the two
+/// to that.
+/// </summary>
+internal sealed class Http1FastPath
+{
+    // Kestrel's own defaults (KestrelServerLimits): the largest request line and head it takes.
+    private const int MaxHeadBytes = 32 * 1024;
+
+    private static ReadOnlySpan<byte> CloseLine => "Connection: close\r\n"u8;
+
+    private readonly FileCatalog _catalog;
+    private readonly PeregrineMetrics _metrics;
+    private readonly HashSet<string> _reserved;
+    private readonly StringValues _vary;
+    private readonly StringValues _varyNegotiable;
+    private readonly (string Name, StringValues Value)[] _extraHeaders;
+    private readonly bool _corsEnabled;
+    private readonly bool _enabled;
+    private readonly bool _serverHeader;
+    private readonly TimeSpan _keepAliveTimeout;
+    private readonly TimeSpan _headersTimeout;
+
+    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, TimeSpan keepAliveTimeout, TimeSpan headersTimeout, bool serverHeader)
+    {
+        _serverHeader = serverHeader;
+        var options = catalog.Options;
+        _catalog = catalog;
+        _metrics = metrics;
+        _reserved = new HashSet<string>(reservedPaths, StringComparer.OrdinalIgnoreCase);
+        var cors = CorsPolicy.Create(options.CorsOrigins);
+        _corsEnabled = cors.Enabled;
+        _vary = cors.VariesByOrigin ? "Origin" : StringValues.Empty;
+        _varyNegotiable = cors.VariesByOrigin ? "Accept-Encoding, Origin" : "Accept-Encoding";
+        _extraHeaders = options.Headers.Select(h => (h.Key, new StringValues(h.Value))).ToArray();
+        _keepAliveTimeout = keepAliveTimeout;
+        _headersTimeout = headersTimeout;
+
+        // Under a mount point every request goes the middleware's way: the fast path serves the
+        // root's paths only. (Misses, and so SPA fallbacks, are always handed off.)
+        _enabled = string.IsNullOrEmpty(options.RequestPath.Value);
+    }
+
+    public async Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate next)
+    {
+        if (!_enabled || connection.Features.Get<ITlsApplicationProtocolFeature>() is not null)
+        {
+            // HTTP/2 (prior knowledge or ALPN) and TLS connections are Kestrel's.
+            await next(connection);
+            return;
+        }
+
+        var input = connection.Transport.Input;
+        var output = connection.Transport.Output;
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(
+            connection.ConnectionClosed,
+            connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default);
+        var headStarted = 0L;
+        while (true)
+        {
+            ReadResult result;
+            try
+            {
+                timeout.CancelAfter(headStarted == 0 ? _keepAliveTimeout : _headersTimeout);
+                result = await input.ReadAsync(timeout.Token);
+            }
+            catch (OperationCanceledException)
+            {
+                // Idle past the keep-alive timeout, a head too slow to arrive, or the server
+                // is shutting down between requests: close, as Kestrel would.
+                return;
+            }
+
+            var buffer = result.Buffer;
+            var outcome = Process(ref buffer, output);
+            if (outcome != Outcome.HandOff)
+            {
+                var flush = await output.FlushAsync();
+                if (flush.IsCompleted || flush.IsCanceled)
+                {
+                    return;
+                }
+            }
+
+            switch (outcome)
+            {
+                case Outcome.HandOff:
+                    // Nothing of this request is consumed: Kestrel reads it from the start.
+                    input.AdvanceTo(buffer.Start, buffer.Start);
+                    await output.FlushAsync();
+                    await next(connection);
+                    return;
+                case Outcome.Close:
+                    input.AdvanceTo(buffer.End);
+                    return;
+            }
+
+            if (result.IsCompleted)
+            {
+                return;
+            }
+
+            if (buffer.Length > MaxHeadBytes)
+            {
+                // Too large for the fast path: Kestrel answers 431 on its own terms.
+                input.AdvanceTo(buffer.Start, buffer.Start);
+                await next(connection);
+                return;
+            }
+
+            headStarted = buffer.IsEmpty ? 0 : headStarted == 0 ? Environment.TickCount64 : headStarted;
+            if (headStarted != 0 && Environment.TickCount64 - headStarted > _headersTimeout.TotalMilliseconds)
+            {
+                return;
+            }
+
+            input.AdvanceTo(buffer.Start, buffer.End);
+        }
+    }
+
+    private enum Outcome : byte
+    {
+        NeedMore,
+        HandOff,
+        Close,
+    }
+
+    /// <summary>Answers every complete request in <paramref name="buffer"/> (pipelining), leaving it at the first one not answered.</summary>
+    private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output)
+    {
+        while (!buffer.IsEmpty)
+        {
+            ReadOnlySpan<byte> head;
+            byte[]? rented = null;
+            var first = buffer.FirstSpan;
+            var end = first.IndexOf("\r\n\r\n"u8);
+            if (end >= 0)
+            {
+                head = first[..(end + 4)];
+            }
+            else if (buffer.IsSingleSegment)
+            {
+                return Outcome.NeedMore;
+            }
+            else
+            {
+                // The head straddles two of the pipe's segments: copy it out once.
+                var reader = new SequenceReader<byte>(buffer);
+                if (!reader.TryReadTo(out ReadOnlySequence<byte> sequence, "\r\n\r\n"u8))
+                {
+                    return Outcome.NeedMore;
+                }
+
+                var length = (int)sequence.Length + 4;
+                if (length > MaxHeadBytes)
+                {
+                    return Outcome.HandOff;
+                }
+
+                rented = ArrayPool<byte>.Shared.Rent(length);
+                buffer.Slice(0, length).CopyTo(rented);
+                head = rented.AsSpan(0, length);
+            }
+
+            try
+            {
+                if (!TryRespond(head, output, out var close))
+                {
+                    return Outcome.HandOff;
+                }
+
+                buffer = buffer.Slice(head.Length);
+                if (close)
+                {
+                    return Outcome.Close;
+                }
+            }
+            finally
+            {
+                if (rented is not null)
+                {
+                    ArrayPool<byte>.Shared.Return(rented);
+                }
+            }
+        }
+
+        return Outcome.NeedMore;
+    }
+
+    private bool TryRespond(ReadOnlySpan<byte> head, PipeWriter output, out bool close)
+    {
+        close = false;
+        var snapshot = _catalog.Current;
+        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _corsEnabled) || request.Path.Length > 1024)
+        {
+            return false;
+        }
+
+        Span<char> path = stackalloc char[request.Path.Length];
+        Ascii.ToUtf16(request.Path, path, out _);
+        if (!snapshot.TryFind(path, out var entry) || !entry.IsFile || (_reserved.Count != 0 && IsReserved(path)))
+        {
+            // Redirects, listings, misses and SPA fallbacks are the middleware's.
+            return false;
+        }
+
+        var representation = entry.Identity;
+        if (entry.Negotiable && !request.AcceptEncoding.IsEmpty && entry.Encoded is { Available: not ContentCodings.None } encoded)
+        {
+            if (request.AcceptEncoding.Length > 512)
+            {
+                return false;
+            }
+
+            Span<char> accept = stackalloc char[request.AcceptEncoding.Length];
+            Ascii.ToUtf16(request.AcceptEncoding, accept, out _);
+            if (AcceptEncoding.TrySelect(accept, encoded.Available, out var coding))
+            {
+                representation = encoded.Get(coding) ?? entry.Identity;
+            }
+        }
+
+        if (representation.Content is not { } content)
+        {
+            return false;
+        }
+
+        // RFC 9110 §13.2.2, for the two preconditions browsers send. Anything subtler (a date
+        // that is not our own Last-Modified verbatim, If-Match, ranges) was handed off above.
+        var notModified = false;
+        if (!request.IfNoneMatch.IsEmpty)
+        {
+            if (request.IfNoneMatch.Length > 1024)
+            {
+                return false;
+            }
+
+            Span<char> tags = stackalloc char[request.IfNoneMatch.Length];
+            Ascii.ToUtf16(request.IfNoneMatch, tags, out _);
+            notModified = Preconditions.Preconditions.ValueMatches(tags, representation.ETag.ToString(), weak: true);
+        }
+        else if (!request.IfModifiedSince.IsEmpty)
+        {
+            var lastModified = entry.LastModifiedHeader.ToString();
+            if (request.IfModifiedSince.Length != lastModified.Length || !Ascii.Equals(request.IfModifiedSince, lastModified))
+            {
+                return false;
+            }
+
+            notModified = true;
+        }
+
+        var blocks = representation.FastPathBlocks ??= ResponseBlocks.Create(entry, representation, entry.Negotiable ? _varyNegotiable : _vary, _extraHeaders, _serverHeader);
+        output.Write(notModified ? blocks.NotModified : blocks.Ok);
+        output.Write(HttpDate.Line);
+        if (request.Close)
+        {
+            output.Write(CloseLine);
+            close = true;
+        }
+
+        output.Write("\r\n"u8);
+        var bodyBytes = notModified || request.IsHead ? 0 : content.Length;
+        if (bodyBytes != 0)
+        {
+            output.Write(content);
+        }
+
+        _metrics.Served(notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK, bodyBytes, fromMemory: true,
+            ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
+        return true;
+    }
+
+    private bool IsReserved(ReadOnlySpan<char> path)
+        => _reserved.GetAlternateLookup<ReadOnlySpan<char>>().Contains(path);
+}
