@@ -47,6 +47,12 @@ def read_tsv(path):
         return list(csv.DictReader(f, delimiter="\t"))
 
 
+def read_tsv_plain(path):
+    if not os.path.exists(path):
+        return []
+    return [line.rstrip("\n").split("\t") for line in open(path) if "\t" in line]
+
+
 def read_env(path):
     env = {}
     if os.path.exists(path):
@@ -105,9 +111,16 @@ class Run:
 
         self.cells = {}  # cell id -> (proto, size, conns)
         self.samples = defaultdict(list)  # (server, cell) -> [row]
+        self.failed = []  # measurements in which no response completed
         for r in self.rows:
             self.cells[r["cell"]] = (r["proto"], r["size"], r["conns"])
+            if int(r["requests"]) == 0:
+                # A stalled server or a starved machine, not a rate: left out of the medians.
+                self.failed.append(r)
+                continue
             self.samples[(r["server"], r["cell"])].append(r)
+        loads = read_tsv_plain(os.path.join(out, "loadavg.tsv"))
+        self.max_load = max((float(l[1]) for l in loads), default=None)
         self.cell_ids = sorted(self.cells, key=lambda c: cell_sort_key(self.cells[c]))
 
     def stat(self, server, cell, field="rps"):
@@ -309,7 +322,10 @@ def section(run, args):
     )
     load = os.path.join(run.out, "load.txt")
     if os.path.exists(load):
-        lines.append("Other activity on the machine: " + "; ".join(l.strip() for l in open(load)) + ".")
+        text = "Other activity on the machine: " + "; ".join(l.strip() for l in open(load))
+        if run.max_load is not None:
+            text += f"; highest 1-minute load average seen at a server start: {run.max_load:.2f} (2 would mean both cores busy)"
+        lines.append(text + ".")
     lines.append("")
     gcs = [f"{k[3:]}: {v}" for k, v in env.items() if k.startswith("gc.")]
     lines.append(
@@ -373,9 +389,14 @@ def section(run, args):
         f"{display(s)} {c}: {run.stat(s, c)[3]} errors (connect/read/write/timeout or non-2xx/3xx)"
         for c in run.cell_ids for s in run.servers if run.stat(s, c) and run.stat(s, c)[3]
     ]
-    if problems or errors or run.notes:
+    failed = [
+        f"{display(r['server'])} {r['cell']} repetition {r['rep']}: no response completed in {float(r['seconds']):.0f} s "
+        "(left out of the median)"
+        for r in run.failed
+    ]
+    if problems or errors or failed or run.notes:
         lines += ["", "### Problems in this run", ""]
-        lines += [f"- {p}" for p in run.notes + problems[:30] + errors]
+        lines += [f"- {p}" for p in run.notes + problems[:30] + errors + failed]
         if len(problems) > 30:
             lines.append(f"- … {len(problems) - 30} more mismatches in checks.tsv")
     lines += ["", END]

@@ -1,55 +1,97 @@
 using System.Reflection;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Options;
 using Peregrine;
-using Peregrine.Server;
+using Peregrine.Server.Configuration;
+using Peregrine.Server.Hosting;
 
-var commandLine = CommandLine.TryParse(args, out var error);
-if (commandLine is null)
+var loaded = SettingsLoader.Load(args, EnvironmentSource.FromProcess());
+foreach (var warning in loaded.Warnings)
 {
-    Console.Error.WriteLine($"peregrine: {error}");
-    return 2;
+    Console.Error.WriteLine($"peregrine: warning: {warning}");
 }
 
-if (commandLine.ShowHelp)
+if (loaded.ShowHelp)
 {
-    Console.WriteLine(CommandLine.Usage);
+    Console.WriteLine(Usage.Text);
     return 0;
 }
 
-if (commandLine.ShowVersion)
+if (loaded.ShowVersion)
 {
     Console.WriteLine($"peregrine {typeof(PeregrineOptions).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion ?? "0.0.0"}");
     return 0;
 }
 
-WebApplication app;
-try
+if (loaded.Settings is not { } settings)
 {
-    app = ServerHost.Build(commandLine, args: []);
-    await app.StartAsync();
-}
-catch (IOException ex)
-{
-    // Address in use, permission denied for a low port: one line, not a stack trace.
-    Console.Error.WriteLine($"peregrine: --port/--host: cannot listen on {commandLine.Host}:{commandLine.Port}: {ex.Message}");
-    return 1;
-}
-catch (Microsoft.Extensions.Options.OptionsValidationException ex)
-{
-    Console.Error.WriteLine($"peregrine: {string.Join(" ", ex.Failures)}");
+    // Every bad value, one line each, each naming the option and where it was set.
+    foreach (var error in loaded.Errors)
+    {
+        Console.Error.WriteLine($"peregrine: {error}");
+    }
+
     return 2;
 }
 
-if (!commandLine.Quiet)
+using (settings)
 {
-    var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
-    foreach (var address in addresses)
+    WebApplication app;
+    try
     {
-        Console.WriteLine($"Peregrine serving {Path.GetFullPath(commandLine.Root)} at {address}/");
+        // Builds the pipeline, which validates the library's options.
+        app = ServerHost.Build(settings);
+    }
+    catch (OptionsValidationException ex)
+    {
+        return ReportInvalid(ex);
+    }
+
+    await using (app)
+    {
+        try
+        {
+            await app.StartAsync();
+        }
+        catch (IOException ex)
+        {
+            // Address in use, permission denied for a low port: one line, not a stack trace.
+            Console.Error.WriteLine($"peregrine: {settings.Describe(OptionTable.Port)}: cannot listen on {settings.Host}:{settings.Port}: {ex.Message}");
+            return 1;
+        }
+        catch (OptionsValidationException ex)
+        {
+            return ReportInvalid(ex);
+        }
+
+        if (!settings.Quiet)
+        {
+            // With the access log on standard output, that stream holds log lines only.
+            var console = settings.AccessLogToStandardOutput ? Console.Error : Console.Out;
+            var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
+            foreach (var address in addresses)
+            {
+                console.WriteLine($"Peregrine serving {Path.GetFullPath(settings.Root)} at {address}/");
+            }
+        }
+
+        // Returns once SIGTERM or Ctrl+C has stopped the server: responses in flight have
+        // finished, or the shutdown timeout has closed them.
+        await app.WaitForShutdownAsync();
     }
 }
 
-await app.WaitForShutdownAsync();
 return 0;
+
+// The library names its own options (Headers, CacheRules); the server's checks have already
+// caught most mistakes under the flag's name, so this is for what only the library knows.
+static int ReportInvalid(OptionsValidationException ex)
+{
+    foreach (var failure in ex.Failures)
+    {
+        Console.Error.WriteLine($"peregrine: {failure}");
+    }
+
+    return 2;
+}

@@ -26,7 +26,8 @@ namespace Peregrine.FastPath;
 /// </summary>
 internal sealed class Http1FastPath
 {
-    // Kestrel's own defaults (KestrelServerLimits): the largest request line and head it takes.
+    // Kestrel's own default (KestrelServerLimits.MaxRequestHeadersTotalSize): a longer head goes
+    // to Kestrel, which refuses it with its own status.
     private const int MaxHeadBytes = 32 * 1024;
 
     private static ReadOnlySpan<byte> CloseLine => "Connection: close\r\n"u8;
@@ -74,69 +75,65 @@ internal sealed class Http1FastPath
 
         var input = connection.Transport.Input;
         var output = connection.Transport.Output;
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(
-            connection.ConnectionClosed,
-            connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default);
+        using var watched = FastPathHeartbeat.Watch(input);
+        var closing = connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default;
+        using var shutdown = closing.UnsafeRegister(static state => ((PipeReader)state!).CancelPendingRead(), input);
         var headStarted = 0L;
-        while (true)
+        try
         {
-            ReadResult result;
-            try
+            while (true)
             {
-                timeout.CancelAfter(headStarted == 0 ? _keepAliveTimeout : _headersTimeout);
-                result = await input.ReadAsync(timeout.Token);
-            }
-            catch (OperationCanceledException)
-            {
-                // Idle past the keep-alive timeout, a head too slow to arrive, or the server
-                // is shutting down between requests: close, as Kestrel would.
-                return;
-            }
+                // Idle between requests up to the keep-alive timeout; a head that has begun
+                // must be complete within the request-headers timeout of its first byte.
+                watched.Arm(headStarted == 0 ? _keepAliveTimeout : _headersTimeout - TimeSpan.FromMilliseconds(Environment.TickCount64 - headStarted));
+                var result = await input.ReadAsync();
+                if (result.IsCanceled)
+                {
+                    if (closing.IsCancellationRequested || Environment.TickCount64 > Volatile.Read(ref watched.Deadline))
+                    {
+                        // Timed out, or the server is shutting down between requests: close,
+                        // as Kestrel would.
+                        return;
+                    }
 
-            var buffer = result.Buffer;
-            var outcome = Process(ref buffer, output);
-            if (outcome != Outcome.HandOff)
-            {
+                    // A sweep that raced with the last request's re-arming: read on.
+                    input.AdvanceTo(result.Buffer.Start, result.Buffer.Start);
+                    continue;
+                }
+
+                var buffer = result.Buffer;
+                var outcome = Process(ref buffer, output);
+                if (outcome == Outcome.HandOff || (outcome == Outcome.NeedMore && buffer.Length > MaxHeadBytes))
+                {
+                    // Nothing of this request is consumed: Kestrel reads it from the start and
+                    // answers it (a 431 for a head too large) and the rest of the connection.
+                    input.AdvanceTo(buffer.Start, buffer.Start);
+                    await output.FlushAsync();
+                    watched.Dispose();
+                    await next(connection);
+                    return;
+                }
+
                 var flush = await output.FlushAsync();
-                if (flush.IsCompleted || flush.IsCanceled)
+                if (outcome == Outcome.Close || flush.IsCompleted || flush.IsCanceled)
+                {
+                    input.AdvanceTo(buffer.End);
+                    return;
+                }
+
+                if (result.IsCompleted)
                 {
                     return;
                 }
-            }
 
-            switch (outcome)
-            {
-                case Outcome.HandOff:
-                    // Nothing of this request is consumed: Kestrel reads it from the start.
-                    input.AdvanceTo(buffer.Start, buffer.Start);
-                    await output.FlushAsync();
-                    await next(connection);
-                    return;
-                case Outcome.Close:
-                    input.AdvanceTo(buffer.End);
-                    return;
+                headStarted = buffer.IsEmpty ? 0 : headStarted == 0 ? Environment.TickCount64 : headStarted;
+                input.AdvanceTo(buffer.Start, buffer.End);
             }
-
-            if (result.IsCompleted)
-            {
-                return;
-            }
-
-            if (buffer.Length > MaxHeadBytes)
-            {
-                // Too large for the fast path: Kestrel answers 431 on its own terms.
-                input.AdvanceTo(buffer.Start, buffer.Start);
-                await next(connection);
-                return;
-            }
-
-            headStarted = buffer.IsEmpty ? 0 : headStarted == 0 ? Environment.TickCount64 : headStarted;
-            if (headStarted != 0 && Environment.TickCount64 - headStarted > _headersTimeout.TotalMilliseconds)
-            {
-                return;
-            }
-
-            input.AdvanceTo(buffer.Start, buffer.End);
+        }
+        catch (IOException)
+        {
+            // The client reset the connection (ConnectionResetException is an IOException):
+            // there is no one left to answer.
         }
     }
 

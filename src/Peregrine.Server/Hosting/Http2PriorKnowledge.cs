@@ -7,7 +7,7 @@ using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
-namespace Peregrine.Server;
+namespace Peregrine.Server.Hosting;
 
 /// <summary>
 /// HTTP/1.1 and HTTP/2 on one cleartext port. Kestrel (.NET 10) picks HTTP/2 only through TLS

@@ -1,0 +1,70 @@
+using System.Collections;
+
+namespace Peregrine.Server.Configuration;
+
+/// <summary>
+/// Reads <c>PEREGRINE_*</c> environment variables into raw setting values. An empty variable
+/// counts as unset. Lists: <c>PEREGRINE_CORS</c> is comma- or space-separated (an origin holds
+/// neither); <c>PEREGRINE_HEADER</c> and <c>PEREGRINE_CACHE</c> take one item per line, since
+/// header and Cache-Control values hold commas and semicolons.
+/// </summary>
+internal static class EnvironmentSource
+{
+    private static readonly char[] s_listSeparators = [',', ' ', '\t', '\n', '\r'];
+
+    public static Dictionary<string, string> FromProcess()
+    {
+        var variables = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (DictionaryEntry entry in Environment.GetEnvironmentVariables())
+        {
+            if (entry.Key is string name && name.StartsWith("PEREGRINE_", StringComparison.Ordinal) && entry.Value is string value)
+            {
+                variables[name] = value;
+            }
+        }
+
+        return variables;
+    }
+
+    public static List<SettingValue> Read(IReadOnlyDictionary<string, string> environment, List<string> warnings, out SettingValue? configFile)
+    {
+        var values = new List<SettingValue>();
+        configFile = null;
+        foreach (var option in OptionTable.All)
+        {
+            if (!environment.TryGetValue(option.EnvironmentVariable, out var text) || text.Length == 0)
+            {
+                continue;
+            }
+
+            string[] items = option.Arity switch
+            {
+                Arity.Values => text.Split(s_listSeparators, StringSplitOptions.RemoveEmptyEntries),
+                Arity.Repeated => text.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries),
+                _ => [text],
+            };
+            values.Add(new SettingValue(option, items, SettingSource.Environment));
+        }
+
+        if (environment.TryGetValue(OptionTable.Config.EnvironmentVariable, out var config) && config.Length > 0)
+        {
+            configFile = new SettingValue(OptionTable.Config, [config], SettingSource.Environment);
+        }
+
+        foreach (var name in environment.Keys.Order(StringComparer.Ordinal))
+        {
+            if (name.StartsWith("PEREGRINE_", StringComparison.Ordinal) && name != OptionTable.Config.EnvironmentVariable
+                && !OptionTable.All.Any(o => o.EnvironmentVariable == name) && !IsKubernetesServiceLink(name))
+            {
+                warnings.Add($"{name} (environment): not a Peregrine setting; ignored.");
+            }
+        }
+
+        return values;
+    }
+
+    // Kubernetes adds <SERVICE>_SERVICE_HOST, <SERVICE>_SERVICE_PORT* and <SERVICE>_PORT_<n>_<proto>*
+    // for every Service in the namespace; a Service named "peregrine" would otherwise draw warnings.
+    private static bool IsKubernetesServiceLink(string name)
+        => name.StartsWith("PEREGRINE_SERVICE_", StringComparison.Ordinal) || name.StartsWith("PEREGRINE_PORT_", StringComparison.Ordinal);
+}

@@ -1,0 +1,108 @@
+using System.Net;
+using System.Security.Cryptography.X509Certificates;
+using Peregrine;
+
+namespace Peregrine.Server.Configuration;
+
+/// <summary>
+/// The standalone server's settings once every source has been read. Defaults are the ones
+/// the help states. Owns the certificate and access log stream opened while loading.
+/// </summary>
+internal sealed class ServerSettings : IDisposable
+{
+    public const string DefaultSpaFile = "index.html";
+
+    public static readonly TimeSpan DefaultShutdownTimeout = TimeSpan.FromSeconds(10);
+
+    public string Root { get; set; } = ".";
+
+    public int Port { get; set; } = 8080;
+
+    public string Host { get; set; } = "127.0.0.1";
+
+    /// <summary>The address to bind; null for <c>localhost</c>, which binds both loopbacks.</summary>
+    public IPAddress? Address { get; set; } = IPAddress.Loopback;
+
+    public bool Quiet { get; set; }
+
+    public string? Spa { get; set; }
+
+    public bool Listing { get; set; }
+
+    public List<string> Cors { get; set; } = [];
+
+    /// <summary>Response headers in the order given.</summary>
+    public List<KeyValuePair<string, string>> Headers { get; set; } = [];
+
+    public List<CacheRule> Cache { get; set; } = [];
+
+    /// <summary>The access log's file, <c>-</c> for standard output, or null for none.</summary>
+    public string? AccessLog { get; set; }
+
+    public bool Metrics { get; set; }
+
+    public bool NoWatch { get; set; }
+
+    public bool NoCompression { get; set; }
+
+    public bool NoFastPath { get; set; }
+
+    public string? CompressionCache { get; set; }
+
+    public long? MemoryBudget { get; set; }
+
+    public string? TlsCert { get; set; }
+
+    public string? TlsKey { get; set; }
+
+    public string? TlsPfx { get; set; }
+
+    public string? TlsPassword { get; set; }
+
+    public TimeSpan ShutdownTimeout { get; set; } = DefaultShutdownTimeout;
+
+    /// <summary>The server certificate, loaded from the TLS settings; null serves cleartext.</summary>
+    public X509Certificate2? Certificate { get; set; }
+
+    /// <summary>The access log's open stream; null when there is no access log.</summary>
+    public Stream? AccessLogStream { get; set; }
+
+    public bool AccessLogToStandardOutput => AccessLog == "-";
+
+    /// <summary>The value that set each option, by key, for messages about it after parsing.</summary>
+    public Dictionary<string, SettingValue> Sources { get; } = new(StringComparer.Ordinal);
+
+    /// <summary>Names an option and where its value came from: <c>--tls-cert (command line)</c>.</summary>
+    public string Describe(OptionSpec option)
+        => Sources.TryGetValue(option.Key, out var value) ? value.Describe() : $"{option.NameIn(SourceKind.CommandLine)} ({SettingSource.Default})";
+
+    /// <summary>Copies the settings that the library implements onto its options.</summary>
+    public void ApplyTo(PeregrineOptions options)
+    {
+        options.Root = Root;
+        options.SpaFallback = Spa;
+        options.DirectoryListing = Listing;
+        options.CorsOrigins = [.. Cors];
+        foreach (var (name, value) in Headers)
+        {
+            options.Headers[name] = value;
+        }
+
+        options.CacheRules = [.. Cache];
+        options.Watch.Enabled = !NoWatch;
+        options.Compression.Enabled = !NoCompression;
+        options.Compression.CacheDirectory = CompressionCache;
+        if (MemoryBudget is { } budget)
+        {
+            options.MemoryBudget = budget;
+        }
+    }
+
+    public void Dispose()
+    {
+        AccessLogStream?.Dispose();
+        AccessLogStream = null;
+        Certificate?.Dispose();
+        Certificate = null;
+    }
+}

@@ -1,0 +1,67 @@
+using Peregrine.Server.AccessLog;
+using Peregrine.Server.Tls;
+
+namespace Peregrine.Server.Configuration;
+
+/// <summary>The outcome of reading every source.</summary>
+/// <param name="Settings">The settings; null when there were errors, or for --help and --version.</param>
+/// <param name="Errors">Every bad value, each naming its option and source.</param>
+/// <param name="Warnings">Things ignored, such as an unknown <c>PEREGRINE_*</c> variable.</param>
+internal sealed record LoadResult(ServerSettings? Settings, IReadOnlyList<string> Errors, IReadOnlyList<string> Warnings, bool ShowHelp, bool ShowVersion);
+
+/// <summary>
+/// Reads the settings from the command line, the environment and the config file. For each
+/// option the first of those three that sets it wins; a list set in one place replaces, not
+/// extends, the list from a lower one. Every value from every source is parsed, so a bad value
+/// is reported even where a higher source overrides it, and all errors come out together.
+/// </summary>
+internal static class SettingsLoader
+{
+    public static LoadResult Load(string[] args, IReadOnlyDictionary<string, string> environment)
+    {
+        var errors = new List<string>();
+        var warnings = new List<string>();
+        var commandLine = CommandLine.Parse(args, errors);
+        if (commandLine.ShowHelp || commandLine.ShowVersion)
+        {
+            return new LoadResult(null, [], [], commandLine.ShowHelp, commandLine.ShowVersion);
+        }
+
+        var fromEnvironment = EnvironmentSource.Read(environment, warnings, out var configFromEnvironment);
+        var configFile = commandLine.ConfigFile ?? configFromEnvironment;
+        var fromFile = configFile is null ? [] : ConfigFile.Read(configFile, errors);
+
+        var settings = new ServerSettings();
+        foreach (var value in fromFile.Concat(fromEnvironment).Concat(commandLine.Values))
+        {
+            value.Option.Apply(settings, value, errors);
+            settings.Sources[value.Option.Key] = value;
+        }
+
+        if (!Directory.Exists(settings.Root))
+        {
+            var root = settings.Sources.TryGetValue(OptionTable.Root.Key, out var rootValue) ? rootValue.Describe() : "ROOT (default)";
+            errors.Add($"{root}: '{settings.Root}' does not exist or is not a folder.");
+        }
+
+        if (CertificateLoader.CheckCombination(settings, errors))
+        {
+            settings.Certificate = CertificateLoader.Load(settings, errors);
+        }
+
+        // Opened last, and only when all else is well: opening creates the file, which a
+        // start-up that fails anyway should not leave behind.
+        if (settings.AccessLog is not null && errors.Count == 0)
+        {
+            settings.AccessLogStream = AccessLogWriter.Open(settings, errors);
+        }
+
+        if (errors.Count > 0)
+        {
+            settings.Dispose();
+            return new LoadResult(null, errors, warnings, false, false);
+        }
+
+        return new LoadResult(settings, errors, warnings, false, false);
+    }
+}

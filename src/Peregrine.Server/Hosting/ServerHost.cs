@@ -1,0 +1,123 @@
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Logging.Console;
+using Peregrine;
+using Peregrine.Server.AccessLog;
+using Peregrine.Server.Configuration;
+
+namespace Peregrine.Server.Hosting;
+
+/// <summary>Builds the standalone server: a slim host, Kestrel, Peregrine, and 404 for the rest.</summary>
+internal static class ServerHost
+{
+    public static readonly PathString HealthPath = "/healthz";
+
+    public static readonly PathString MetricsPath = "/metrics";
+
+    public static WebApplication Build(ServerSettings settings)
+    {
+        // The slim builder leaves out what a file server does not use (routing's full
+        // configuration, HTTPS defaults, IIS integration) and needs no reflection. No command
+        // line is passed: the server's own settings are read by SettingsLoader.
+        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
+        {
+            Args = [],
+            ContentRootPath = AppContext.BaseDirectory,
+        });
+
+        ConfigureLogging(builder.Logging, settings);
+
+        // On SIGTERM or Ctrl+C Kestrel stops accepting, lets responses in flight finish for up
+        // to this long, then closes what is left.
+        builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = settings.ShutdownTimeout);
+
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            // The Server header tells attackers the stack and costs bytes on every response.
+            kestrel.AddServerHeader = false;
+
+            // Cleartext HTTP/2 arrives by prior knowledge, with ":scheme: http" on a connection
+            // that Http2PriorKnowledge marks as negotiated; the scheme is not used for anything.
+            kestrel.AllowAlternateSchemes = true;
+            var firstBytesTimeout = kestrel.Limits.RequestHeadersTimeout;
+            void Configure(ListenOptions listen)
+            {
+                listen.Protocols = HttpProtocols.Http1AndHttp2;
+                if (settings.Certificate is { } certificate)
+                {
+                    // TLS offers h2 and http/1.1 by ALPN. The prior-knowledge detector must not
+                    // run here: it would read TLS handshake bytes as a cleartext preface.
+                    listen.UseHttps(certificate);
+                }
+                else
+                {
+                    listen.UseHttp2PriorKnowledge(firstBytesTimeout);
+
+                    // Plain HTTP/1.1 GETs for files in memory are answered below Kestrel's HTTP
+                    // layer. The access log must see every request, so it turns this off; the
+                    // health and metrics paths always take the pipeline.
+                    if (!settings.NoFastPath && settings.AccessLog is null)
+                    {
+                        listen.UsePeregrineFastPath(HealthPath, MetricsPath);
+                    }
+                }
+            }
+
+            if (settings.Address is { } address)
+            {
+                kestrel.Listen(address, settings.Port, Configure);
+            }
+            else
+            {
+                kestrel.ListenLocalhost(settings.Port, Configure);
+            }
+        });
+
+        builder.Services.AddPeregrine(settings.ApplyTo);
+        if (settings.AccessLogStream is { } accessLog)
+        {
+            // A singleton so that the container disposes it after the server stops, which
+            // writes out the last lines.
+            builder.Services.AddSingleton(services => new AccessLogWriter(
+                accessLog,
+                services.GetRequiredService<ILoggerFactory>().CreateLogger("Peregrine.Server.AccessLog")));
+        }
+
+        var app = builder.Build();
+        if (app.Services.GetService<AccessLogWriter>() is { } writer)
+        {
+            // First, so that every request is logged, health and metrics included.
+            app.Use(next => new AccessLogMiddleware(next, writer).Invoke);
+        }
+
+        app.UsePeregrineHealth(HealthPath);
+        if (settings.Metrics)
+        {
+            app.UsePeregrineMetrics(MetricsPath);
+        }
+
+        app.UsePeregrine();
+        app.Run(static context =>
+        {
+            context.Response.StatusCode = StatusCodes.Status404NotFound;
+            return Task.CompletedTask;
+        });
+        return app;
+    }
+
+    private static void ConfigureLogging(ILoggingBuilder logging, ServerSettings settings)
+    {
+        logging.SetMinimumLevel(settings.Quiet ? LogLevel.Error : LogLevel.Information);
+        logging.AddFilter("Microsoft", settings.Quiet ? LogLevel.Error : LogLevel.Warning);
+
+        // Kestrel warns at start-up that cleartext HTTP/2 needs ALPN; Http2PriorKnowledge
+        // provides it, so that warning would mislead.
+        logging.AddFilter("Microsoft.AspNetCore.Server.Kestrel", LogLevel.Error);
+
+        // One line per message ("info: Peregrine[1] Indexed 12 files ..."). Problems go to
+        // standard error; with the access log on standard output, everything does, so that
+        // standard output holds access log lines only.
+        logging.AddSimpleConsole(console => console.SingleLine = true);
+        logging.Services.Configure<ConsoleLoggerOptions>(console =>
+            console.LogToStandardErrorThreshold = settings.AccessLogToStandardOutput ? LogLevel.Trace : LogLevel.Warning);
+    }
+}
