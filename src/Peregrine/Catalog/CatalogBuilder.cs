@@ -101,7 +101,11 @@ internal sealed class CatalogBuilder
                 }
 
                 var physical = info.FullName;
-                if (info.LinkTarget is not null)
+
+                // The enumeration's file type says which entries are links, with no readlink(2)
+                // for the others.
+                var isLink = (info.Attributes & FileAttributes.ReparsePoint) != 0;
+                if (isLink)
                 {
                     // A link is followed only when everything it resolves to stays under the
                     // root: realpath(3) resolves every component, not just the last one.
@@ -135,7 +139,7 @@ internal sealed class CatalogBuilder
                     case FileKind.Regular:
                         // The enumeration already holds the file's metadata; a link's is the
                         // link's own, so its target is asked again.
-                        var file = info.LinkTarget is null ? (FileInfo)info : new FileInfo(physical);
+                        var file = isLink ? new FileInfo(physical) : (FileInfo)info;
                         files.Add(new FoundFile(relative, physical, name, file.Length, file.LastWriteTimeUtc.Ticks));
                         break;
                     case FileKind.Other:
@@ -241,6 +245,18 @@ internal sealed class CatalogBuilder
         return stamps;
     }
 
+    /// <summary>
+    /// The Last-Modified value for a time, one string per second: the files of a deploy share a
+    /// handful of seconds, so a million entries hold a few strings, not a million.
+    /// </summary>
+    private string HttpDateFor(long ticks)
+    {
+        var seconds = ticks - (ticks % TimeSpan.TicksPerSecond);
+        return _httpDates.GetOrAdd(seconds, static s => new DateTimeOffset(s, TimeSpan.Zero).ToString("r"));
+    }
+
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<long, string> _httpDates = new();
+
     private static readonly string[] s_sidecarExtensions = [".br", ".zst", ".gz"];
 
     private CatalogEntry? BuildFile(FoundFile file, bool cache, long sidecarStamp)
@@ -289,7 +305,7 @@ internal sealed class CatalogBuilder
 
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);
             var negotiable = _options.Compression.Enabled && Compression.Compressibility.IsCompressible(contentType);
-            return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastWrite.Ticks, cacheControl, negotiable, sidecarStamp);
+            return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

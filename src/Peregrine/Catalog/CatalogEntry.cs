@@ -69,6 +69,7 @@ internal sealed class CatalogEntry
         Representation identity,
         string contentType,
         long lastWriteTicks,
+        string lastModifiedHeader,
         string cacheControl,
         bool negotiable,
         long sidecarStamp = 0)
@@ -83,7 +84,7 @@ internal sealed class CatalogEntry
             Identity = identity,
             ContentType = contentType,
             LastModified = lastModified,
-            LastModifiedHeader = lastModified.ToString("r"),
+            LastModifiedHeader = lastModifiedHeader,
             CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
             Negotiable = negotiable,
             SidecarStamp = sidecarStamp,
