@@ -380,7 +380,9 @@ def section(run, args):
     )
     small = header_table(run, "small")
     if small:
-        lines += ["", "Response headers for `GET /f-3348.bin`:", "", small]
+        lines += ["", "Headers are captured right after each server's start-up, before any warm-up "
+                  "(a server that prepares compressed variants in the background may not use them yet).", ""]
+        lines += ["Response headers for `GET /f-3348.bin`:", "", small]
     mixed = header_table(run, "mixed")
     if mixed:
         lines += ["", "Response headers for `GET /bootstrap/dist/css/bootstrap.min.css` with `Accept-Encoding: br, gzip`:", "", mixed]
