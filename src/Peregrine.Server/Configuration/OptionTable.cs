@@ -189,6 +189,16 @@ internal static class OptionTable
             }
         });
 
+    public static readonly OptionSpec NoInlineIo = new("noInlineIo", Arity.Switch, null,
+        "Run request handling on the thread pool instead of the socket threads (for comparison).",
+        static (s, v, e) =>
+        {
+            if (ValueParsers.Boolean(v, e, out var on))
+            {
+                s.NoInlineIo = on;
+            }
+        });
+
     public static readonly OptionSpec CompressionCache = new("compressionCache", Arity.Value, "DIR",
         "Keep compressed files in DIR across restarts (writable by the server only).",
         static (s, v, e) =>
@@ -271,7 +281,7 @@ internal static class OptionTable
     public static readonly IReadOnlyList<OptionSpec> All =
     [
         Root, Port, Host, Spa, Listing, Cors, Header, Cache, AccessLog, Metrics, NoWatch, NoCompression,
-        NoFastPath, CompressionCache, MemoryBudget, TlsCert, TlsKey, TlsPfx, TlsPassword, ShutdownTimeout, Quiet,
+        NoFastPath, NoInlineIo, CompressionCache, MemoryBudget, TlsCert, TlsKey, TlsPfx, TlsPassword, ShutdownTimeout, Quiet,
     ];
 
     /// <summary>The config file: a command-line flag and an environment variable, not a key in the file.</summary>

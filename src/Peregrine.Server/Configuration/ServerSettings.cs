@@ -47,6 +47,8 @@ internal sealed class ServerSettings : IDisposable
 
     public bool NoFastPath { get; set; }
 
+    public bool NoInlineIo { get; set; }
+
     public string? CompressionCache { get; set; }
 
     public long? MemoryBudget { get; set; }

@@ -32,21 +32,24 @@ internal sealed class CatalogWatcher : IDisposable
     }
 
     /// <summary>Watches the root of <paramref name="snapshot"/>, if it is not watched already.</summary>
-    public void Retarget(CatalogSnapshot snapshot)
+    public void Retarget(CatalogSnapshot snapshot) => Watch(snapshot.Root);
+
+    /// <summary>Watches <paramref name="root"/> (a resolved path), if it is not watched already.</summary>
+    public void Watch(string root)
     {
         lock (_rootCheck)
         {
-            if (_watchedRoot == snapshot.Root && _watcher is not null)
+            if (_watchedRoot == root && _watcher is not null)
             {
                 return;
             }
 
             _watcher?.Dispose();
             _watcher = null;
-            _watchedRoot = snapshot.Root;
+            _watchedRoot = root;
             try
             {
-                var watcher = new FileSystemWatcher(snapshot.Root)
+                var watcher = new FileSystemWatcher(root)
                 {
                     IncludeSubdirectories = true,
                     NotifyFilter = NotifyFilters.FileName | NotifyFilters.DirectoryName | NotifyFilters.LastWrite | NotifyFilters.Size | NotifyFilters.CreationTime,
@@ -66,7 +69,7 @@ internal sealed class CatalogWatcher : IDisposable
             {
                 // Typically the inotify watch or instance limit. Polling keeps the index
                 // current, more slowly.
-                PeregrineLog.WatcherUnavailable(_logger, snapshot.Root, ex.Message);
+                PeregrineLog.WatcherUnavailable(_logger, root, ex.Message);
                 _poll?.Dispose();
                 var fallback = TimeSpan.FromSeconds(2);
                 _ = new Timer(_ => _catalog.RequestRefresh(), null, fallback, fallback);

@@ -76,6 +76,17 @@ internal sealed class FileCatalog : IDisposable
 
     private async Task RunAsync()
     {
+        if (_options.Watch.Enabled)
+        {
+            // Watching starts before the first index, so a file written while it is being
+            // built is not missed: its event asks for a rebuild straight after.
+            _watcher = new CatalogWatcher(this, _options, _logger);
+            if (FileSystemProbe.RealPath(Path.GetFullPath(_options.Root)) is { } root)
+            {
+                _watcher.Watch(root);
+            }
+        }
+
         try
         {
             Publish(new CatalogBuilder(_options, Budget, _logger).Build(cancellationToken: _stopping.Token));
@@ -89,12 +100,11 @@ internal sealed class FileCatalog : IDisposable
             return;
         }
 
-        if (!_options.Watch.Enabled)
+        if (_watcher is null)
         {
             return;
         }
 
-        _watcher = new CatalogWatcher(this, _options, _logger);
         _watcher.Retarget(_current!);
         try
         {
@@ -119,12 +129,14 @@ internal sealed class FileCatalog : IDisposable
         {
             next = new CatalogBuilder(_options, Budget, _logger).Build(previous, _stopping.Token);
         }
-        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        catch (Exception ex) when (ex is not OperationCanceledException)
         {
-            // The root is missing or unreadable for the moment, as between the two renames of a
-            // deploy: keep serving the last good snapshot and look again on the next event or
-            // root check.
+            // The root is missing or unreadable for the moment (between the two renames of a
+            // deploy), or a file vanished mid-scan: keep serving the last good snapshot and try
+            // again shortly, so that a change is never left unindexed for want of an event.
             PeregrineLog.RebuildFailed(_logger, _options.Root, ex.Message);
+            _ = Task.Delay(TimeSpan.FromSeconds(1), _stopping.Token).ContinueWith(
+                _ => RequestRefresh(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
             return;
         }
 

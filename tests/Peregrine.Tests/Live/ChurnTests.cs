@@ -13,6 +13,7 @@ namespace Peregrine.Tests.Live;
 /// Content-Length, and the only failures allowed are 404s for the files that are deliberately
 /// deleted.
 /// </summary>
+[Collection(LiveCollection.Name)]
 public sealed class ChurnTests
 {
     private const int Files = 24;

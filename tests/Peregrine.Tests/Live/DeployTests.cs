@@ -8,6 +8,7 @@ namespace Peregrine.Tests.Live;
 /// A deploy switches the whole site at once: every response under load comes wholly from the
 /// old release or wholly from the new one, page and assets alike.
 /// </summary>
+[Collection(LiveCollection.Name)]
 public sealed class DeployTests
 {
     private static readonly string[] s_files = ["index.html", "app.js", "css/site.css", "data/info.json"];

@@ -5,6 +5,7 @@ using Peregrine.Tests.Infrastructure;
 namespace Peregrine.Tests.Live;
 
 /// <summary>Changes on disk reach clients within a second, with no restart.</summary>
+[Collection(LiveCollection.Name)]
 public sealed class LiveContentTests : IAsyncLifetime
 {
     private static readonly TimeSpan s_limit = TimeSpan.FromSeconds(1);

@@ -23,6 +23,7 @@ public sealed class CommandLineTests
         "noWatch" => settings.NoWatch.ToString(),
         "noCompression" => settings.NoCompression.ToString(),
         "noFastPath" => settings.NoFastPath.ToString(),
+        "noInlineIo" => settings.NoInlineIo.ToString(),
         "compressionCache" => settings.CompressionCache ?? "(none)",
         "memoryBudget" => settings.MemoryBudget?.ToString() ?? "(default)",
         "shutdownTimeout" => settings.ShutdownTimeout.TotalSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture),
@@ -76,6 +77,7 @@ public sealed class CommandLineTests
     [InlineData(new[] { "--no-watch" }, "noWatch", "True")]
     [InlineData(new[] { "--no-compression" }, "noCompression", "True")]
     [InlineData(new[] { "--no-fast-path" }, "noFastPath", "True")]
+    [InlineData(new[] { "--no-inline-io" }, "noInlineIo", "True")]
     [InlineData(new[] { "--compression-cache", "/var/cache/peregrine" }, "compressionCache", "/var/cache/peregrine")]
     [InlineData(new[] { "--memory-budget", "64M" }, "memoryBudget", "67108864")]
     [InlineData(new[] { "--memory-budget", "1G" }, "memoryBudget", "1073741824")]

@@ -103,6 +103,7 @@ public sealed class PrecedenceTests : IDisposable
               "noWatch": true,
               "noCompression": false,
               "noFastPath": true,
+              "noInlineIo": true,
               "compressionCache": "cache",
               "memoryBudget": 1048576,
               "tlsCert": null,
@@ -125,7 +126,7 @@ public sealed class PrecedenceTests : IDisposable
         Assert.Equal(Path.Combine(_tree.Root, "logs-are-here.log"), settings.AccessLog);
         Assert.Equal(Path.Combine(_tree.Root, "cache"), settings.CompressionCache);
         Assert.Equal(TimeSpan.FromSeconds(3), settings.ShutdownTimeout);
-        Assert.True(settings.Quiet && settings.Metrics && settings.NoWatch && !settings.NoCompression && settings.NoFastPath);
+        Assert.True(settings.Quiet && settings.Metrics && settings.NoWatch && !settings.NoCompression && settings.NoFastPath && settings.NoInlineIo);
         var keys = OptionTable.All.Select(o => o.Key).ToHashSet();
         Assert.All(keys, key => Assert.Contains($"\"{key}\"", File.ReadAllText(file)));
     }
@@ -218,6 +219,7 @@ public sealed class PrecedenceTests : IDisposable
     [InlineData("PEREGRINE_NO_WATCH", "on", "noWatch", "True")]
     [InlineData("PEREGRINE_NO_COMPRESSION", "1", "noCompression", "True")]
     [InlineData("PEREGRINE_NO_FAST_PATH", "1", "noFastPath", "True")]
+    [InlineData("PEREGRINE_NO_INLINE_IO", "1", "noInlineIo", "True")]
     [InlineData("PEREGRINE_COMPRESSION_CACHE", "/var/cache/peregrine", "compressionCache", "/var/cache/peregrine")]
     [InlineData("PEREGRINE_MEMORY_BUDGET", "512K", "memoryBudget", "524288")]
     [InlineData("PEREGRINE_SHUTDOWN_TIMEOUT", "0", "shutdownTimeout", "0")]
