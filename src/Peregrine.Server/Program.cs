@@ -35,7 +35,7 @@ if (loaded.Settings is not { } settings)
     return 2;
 }
 
-if (!settings.NoInlineIo && Environment.GetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS") is null)
+if (ServerHost.UsesInlineIo(settings) && Environment.GetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS") is null)
 {
     // The socket engine's half of inline I/O (see ServerHost): completions run on the epoll
     // thread. Read once, when the first socket is made, so it is set before the host starts.

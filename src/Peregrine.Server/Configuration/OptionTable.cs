@@ -190,7 +190,7 @@ internal static class OptionTable
         });
 
     public static readonly OptionSpec NoInlineIo = new("noInlineIo", Arity.Switch, null,
-        "Run request handling on the thread pool instead of the socket threads (for comparison).",
+        "Run request handling on the thread pool instead of the socket threads (on by default without TLS).",
         static (s, v, e) =>
         {
             if (ValueParsers.Boolean(v, e, out var on))
