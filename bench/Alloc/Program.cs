@@ -14,6 +14,12 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 using Peregrine;
 using Peregrine.Catalog;
 
+if (args.Length > 0 && args[0] == "lookup")
+{
+    Lookup.Run();
+    return;
+}
+
 var requests = args.Length > 0 ? int.Parse(args[0]) : 200_000;
 var root = Directory.CreateTempSubdirectory("peregrine-alloc").FullName;
 var content = new byte[3348];
