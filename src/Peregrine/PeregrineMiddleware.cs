@@ -37,10 +37,11 @@ internal sealed partial class PeregrineMiddleware
         _logger = loggerFactory.CreateLogger("Peregrine");
         var options = catalog.Options;
         _requestPath = options.RequestPath.Value ?? "";
-        _extraHeaders = options.Headers.Select(h => (h.Key, new StringValues(h.Value))).ToArray();
-        _cors = CorsPolicy.Create(options.CorsOrigins);
-        _vary = _cors.VariesByOrigin ? "Origin" : StringValues.Empty;
-        _varyNegotiable = _cors.VariesByOrigin ? "Accept-Encoding, Origin" : s_varyAcceptEncoding;
+        var configured = catalog.Headers;
+        _extraHeaders = configured.Extra;
+        _cors = configured.Cors;
+        _vary = configured.Vary;
+        _varyNegotiable = configured.VaryNegotiable;
         _spaFallback = options.SpaFallback is { } spa ? "/" + spa : null;
         catalog.Start();
     }

@@ -25,6 +25,7 @@ internal sealed class FileCatalog : IDisposable
         _options = options.Value;
         _logger = loggerFactory.CreateLogger("Peregrine");
         Budget = new MemoryBudget(_options.MemoryBudget);
+        Headers = new ConfiguredHeaders(_options);
         if (_options.Compression.Enabled)
         {
             _compressor = new Compression.Compressor(_options.Compression, Budget, _logger);
@@ -37,6 +38,9 @@ internal sealed class FileCatalog : IDisposable
     public Compression.Compressor? Compressor => _compressor;
 
     public PeregrineOptions Options => _options;
+
+    /// <summary>Response headers derived from options, shared by the middleware and the fast path.</summary>
+    public ConfiguredHeaders Headers { get; }
 
     /// <summary>The memory budget shared by file content and compressed variants.</summary>
     public MemoryBudget Budget { get; }
@@ -172,7 +176,9 @@ internal sealed class FileCatalog : IDisposable
 
         foreach (var entry in previous.Entries)
         {
-            if (!entry.IsFile || kept.Contains(entry) || !kept.Add(entry))
+            // Add fails for entries still in force and for a dropped entry's second key (an
+            // index document is also its folder's "/" entry), so each is released once.
+            if (!entry.IsFile || !kept.Add(entry))
             {
                 continue;
             }

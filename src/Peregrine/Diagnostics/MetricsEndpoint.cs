@@ -31,9 +31,7 @@ internal sealed class MetricsEndpoint
 
     public Task Invoke(HttpContext context)
     {
-        var request = context.Request;
-        var isHead = HttpMethods.IsHead(request.Method);
-        if (!request.Path.Equals(_path) || (!isHead && !HttpMethods.IsGet(request.Method)))
+        if (!EndpointRequest.IsGetOrHeadOn(context.Request, _path, out var isHead))
         {
             return _next(context);
         }

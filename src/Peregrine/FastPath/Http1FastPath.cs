@@ -7,7 +7,6 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
-using Peregrine.Cors;
 using Peregrine.Diagnostics;
 using Peregrine.Preconditions;
 using Peregrine.Select;
@@ -35,10 +34,8 @@ internal sealed class Http1FastPath
     private readonly FileCatalog _catalog;
     private readonly PeregrineMetrics _metrics;
     private readonly HashSet<string> _reserved;
-    private readonly StringValues _vary;
-    private readonly StringValues _varyNegotiable;
-    private readonly (string Name, StringValues Value)[] _extraHeaders;
-    private readonly bool _corsEnabled;
+    private readonly HashSet<string>.AlternateLookup<ReadOnlySpan<char>> _reservedLookup;
+    private readonly ConfiguredHeaders _headers;
     private readonly bool _enabled;
     private readonly bool _serverHeader;
     private readonly TimeSpan _keepAliveTimeout;
@@ -51,11 +48,8 @@ internal sealed class Http1FastPath
         _catalog = catalog;
         _metrics = metrics;
         _reserved = new HashSet<string>(reservedPaths, StringComparer.OrdinalIgnoreCase);
-        var cors = CorsPolicy.Create(options.CorsOrigins);
-        _corsEnabled = cors.Enabled;
-        _vary = cors.VariesByOrigin ? "Origin" : StringValues.Empty;
-        _varyNegotiable = cors.VariesByOrigin ? "Accept-Encoding, Origin" : "Accept-Encoding";
-        _extraHeaders = options.Headers.Select(h => (h.Key, new StringValues(h.Value))).ToArray();
+        _headers = catalog.Headers;
+        _reservedLookup = _reserved.GetAlternateLookup<ReadOnlySpan<char>>();
         _keepAliveTimeout = keepAliveTimeout;
         _headersTimeout = headersTimeout;
 
@@ -210,7 +204,7 @@ internal sealed class Http1FastPath
     {
         close = false;
         var snapshot = _catalog.Current;
-        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _corsEnabled) || request.Path.Length > 1024)
+        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.Cors.Enabled) || request.Path.Length > 1024)
         {
             return false;
         }
@@ -269,7 +263,7 @@ internal sealed class Http1FastPath
             notModified = true;
         }
 
-        var blocks = representation.FastPathBlocks ??= ResponseBlocks.Create(entry, representation, entry.Negotiable ? _varyNegotiable : _vary, _extraHeaders, _serverHeader);
+        var blocks = representation.FastPathBlocks ??= ResponseBlocks.Create(entry, representation, _headers.VaryFor(entry), _headers.Extra, _serverHeader);
         output.Write(notModified ? blocks.NotModified : blocks.Ok);
         output.Write(HttpDate.Line);
         if (request.Close)
@@ -290,6 +284,5 @@ internal sealed class Http1FastPath
         return true;
     }
 
-    private bool IsReserved(ReadOnlySpan<char> path)
-        => _reserved.GetAlternateLookup<ReadOnlySpan<char>>().Contains(path);
+    private bool IsReserved(ReadOnlySpan<char> path) => _reservedLookup.Contains(path);
 }

@@ -1,0 +1,32 @@
+using Microsoft.Extensions.Primitives;
+using Peregrine.Cors;
+
+namespace Peregrine;
+
+/// <summary>
+/// The response headers that come from options rather than from a file: the configured extra
+/// headers, the CORS policy and the Vary values that follow from it. Derived once, and shared
+/// by the middleware and the HTTP/1.1 fast path so that the two cannot drift apart.
+/// </summary>
+internal sealed class ConfiguredHeaders
+{
+    public ConfiguredHeaders(PeregrineOptions options)
+    {
+        Extra = options.Headers.Select(h => (h.Key, new StringValues(h.Value))).ToArray();
+        Cors = CorsPolicy.Create(options.CorsOrigins);
+        Vary = Cors.VariesByOrigin ? "Origin" : StringValues.Empty;
+        VaryNegotiable = Cors.VariesByOrigin ? "Accept-Encoding, Origin" : "Accept-Encoding";
+    }
+
+    public (string Name, StringValues Value)[] Extra { get; }
+
+    public CorsPolicy Cors { get; }
+
+    /// <summary>Vary for a file with a single representation.</summary>
+    public StringValues Vary { get; }
+
+    /// <summary>Vary for a file whose representation depends on Accept-Encoding (RFC 9110 §12.5.5).</summary>
+    public StringValues VaryNegotiable { get; }
+
+    public StringValues VaryFor(Catalog.CatalogEntry entry) => entry.Negotiable ? VaryNegotiable : Vary;
+}
