@@ -1,4 +1,3 @@
-using System.Collections.Frozen;
 using System.Diagnostics.CodeAnalysis;
 
 namespace Peregrine.Catalog;
@@ -9,16 +8,14 @@ namespace Peregrine.Catalog;
 /// </summary>
 internal sealed class CatalogSnapshot
 {
-    private readonly FrozenDictionary<string, CatalogEntry> _entries;
-    private readonly FrozenDictionary<string, CatalogEntry>.AlternateLookup<ReadOnlySpan<char>> _lookup;
+    private readonly PathIndex _index;
 
     public CatalogSnapshot(Dictionary<string, CatalogEntry> entries, int fileCount, long totalBytes, long cachedBytes, string root, FileIdentity rootIdentity)
     {
         Root = root;
         RootIdentity = rootIdentity;
         // Ordinal: paths are case-sensitive, as the file systems Peregrine is meant for are.
-        _entries = entries.ToFrozenDictionary(StringComparer.Ordinal);
-        _lookup = _entries.GetAlternateLookup<ReadOnlySpan<char>>();
+        _index = PathIndex.Create(entries);
         FileCount = fileCount;
         TotalBytes = totalBytes;
         CachedBytes = cachedBytes;
@@ -36,11 +33,12 @@ internal sealed class CatalogSnapshot
 
     public long CachedBytes { get; }
 
-    public int Count => _entries.Count;
+    public int Count => _index.Count;
 
-    public IEnumerable<CatalogEntry> Entries => _entries.Values;
+    /// <summary>Every entry; an entry reached by two paths (a folder and its default document) comes twice.</summary>
+    public IEnumerable<CatalogEntry> Entries => _index.Pairs.Select(pair => pair.Value);
 
     /// <summary>Looks a path up without allocating: the span is hashed and compared in place.</summary>
     public bool TryFind(ReadOnlySpan<char> path, [MaybeNullWhen(false)] out CatalogEntry entry)
-        => _lookup.TryGetValue(path, out entry);
+        => _index.TryFind(path, out entry);
 }

@@ -1,0 +1,188 @@
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Peregrine.Catalog;
+
+/// <summary>
+/// The lookup table of a snapshot: request path to entry, built once, read by every request.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Written here rather than using <c>FrozenDictionary</c> because its cost grew with the tree
+/// (<c>dotnet run -c Release --project bench/Alloc -- lookup</c>, bench/RESULTS.md "Lookup
+/// speed"): for a large key set it hashes more of each key, so the same hot paths cost more in a
+/// million-file tree than in a hundred-file one, and a cold lookup walks four dependent arrays
+/// (buckets, hash codes, keys, then the key's characters), each a cache miss once the table
+/// outgrows the CPU caches.
+/// </para>
+/// <para>
+/// Here one array of slots, open addressing with linear probing, at most half full: a slot holds
+/// the key, its entry and the key's hash, so a lookup reads one slot (its neighbours share the
+/// cache line) and then the key's characters. The hash reads the whole path eight bytes at a time
+/// with a per-process random seed; its cost depends on the path's length only, never on the
+/// number of files.
+/// </para>
+/// <para>
+/// Keys come from the tree, not from requests, so a request cannot lengthen a probe sequence. A
+/// tree whose names were chosen to collide (an upload folder, say) could; if any key lands more
+/// than <see cref="MaxProbeBeforeFallback"/> slots from its home, the table is rebuilt with the
+/// randomized Marvin hash (<see cref="string.GetHashCode(ReadOnlySpan{char})"/>), as
+/// <c>Dictionary&lt;string, T&gt;</c> switches to it after too many collisions.
+/// </para>
+/// </remarks>
+internal sealed class PathIndex
+{
+    /// <summary>
+    /// Longest probe distance accepted for the fast hash. Linear probing at half load gives
+    /// distances of a few dozen at most for a million random keys; far more means collisions.
+    /// </summary>
+    internal const int MaxProbeBeforeFallback = 128;
+
+    private readonly Slot[] _slots;
+    private readonly int _mask;
+    private readonly ulong _seed;
+    private readonly bool _marvin;
+
+    private PathIndex(int count, bool marvin)
+    {
+        Count = count;
+        var capacity = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Max(8, count * 2));
+        _mask = capacity - 1;
+        _seed = (ulong)Random.Shared.NextInt64() | 1;
+        _marvin = marvin;
+        _slots = new Slot[capacity];
+    }
+
+    /// <summary>Builds the table; keys are unique (they come from a dictionary).</summary>
+    public static PathIndex Create(IReadOnlyCollection<KeyValuePair<string, CatalogEntry>> entries, bool marvin = false)
+    {
+        var index = new PathIndex(entries.Count, marvin);
+        foreach (var (key, entry) in entries)
+        {
+            if (!index.Add(key, entry) && !marvin)
+            {
+                return Create(entries, marvin: true);
+            }
+        }
+
+        return index;
+    }
+
+    /// <summary>Places a key; false when it landed too far from its home slot (see the remarks).</summary>
+    private bool Add(string key, CatalogEntry entry)
+    {
+        var hash = Hash(key);
+        var index = (int)hash & _mask;
+        var distance = 0;
+        while (_slots[index].Key is not null)
+        {
+            index = (index + 1) & _mask;
+            distance++;
+        }
+
+        _slots[index] = new Slot(key, entry, hash);
+        return distance <= MaxProbeBeforeFallback;
+    }
+
+    public int Count { get; }
+
+    /// <summary>True when the table fell back to Marvin hashing (see the remarks).</summary>
+    public bool UsesMarvin => _marvin;
+
+    /// <summary>Every key and entry, in table order.</summary>
+    public IEnumerable<KeyValuePair<string, CatalogEntry>> Pairs
+    {
+        get
+        {
+            foreach (var slot in _slots)
+            {
+                if (slot.Key is not null)
+                {
+                    yield return new(slot.Key, slot.Entry);
+                }
+            }
+        }
+    }
+
+    /// <summary>Finds a path's entry without allocating: the span is hashed and compared in place.</summary>
+    public bool TryFind(ReadOnlySpan<char> path, [System.Diagnostics.CodeAnalysis.MaybeNullWhen(false)] out CatalogEntry entry)
+    {
+        var hash = Hash(path);
+        var slots = _slots;
+        var index = (int)hash & _mask;
+        while (true)
+        {
+            ref readonly var slot = ref slots[index];
+            if (slot.Key is null)
+            {
+                entry = null;
+                return false;
+            }
+
+            if (slot.Hash == hash && path.SequenceEqual(slot.Key))
+            {
+                entry = slot.Entry;
+                return true;
+            }
+
+            index = (index + 1) & _mask;
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private uint Hash(ReadOnlySpan<char> path)
+        => _marvin ? (uint)string.GetHashCode(path) : FastHash(MemoryMarshal.AsBytes(path), _seed);
+
+    /// <summary>
+    /// A multiply-fold hash (the construction of wyhash): 16 bytes per step, each folded through
+    /// a 64×64→128-bit multiply. A 40-character path costs about as much as three cache hits.
+    /// </summary>
+    private static uint FastHash(ReadOnlySpan<byte> bytes, ulong seed)
+    {
+        ref var start = ref MemoryMarshal.GetReference(bytes);
+        var length = bytes.Length;
+        var hash = seed ^ ((ulong)length * 0x9E3779B97F4A7C15UL);
+        var offset = 0;
+        for (; offset + 16 <= length; offset += 16)
+        {
+            var low = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref start, offset));
+            var high = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref start, offset + 8));
+            hash = Fold(low ^ hash ^ 0xA0761D6478BD642FUL, high ^ 0xE7037ED1A0B428DBUL);
+        }
+
+        if (offset + 8 <= length)
+        {
+            hash = Fold(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref start, offset)) ^ hash, 0x8EBC6AF09C88C6E3UL);
+            offset += 8;
+        }
+
+        if (offset < length)
+        {
+            // UTF-16 keys leave 2, 4 or 6 bytes here.
+            ulong tail = 0;
+            for (var shift = 0; offset < length; offset++, shift += 8)
+            {
+                tail |= (ulong)Unsafe.Add(ref start, offset) << shift;
+            }
+
+            hash = Fold(tail ^ hash, 0x589965CC75374CC3UL);
+        }
+
+        return (uint)Fold(hash, 0x1D8E4E27C47D124FUL);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ulong Fold(ulong a, ulong b)
+    {
+        var high = Math.BigMul(a, b, out var low);
+        return high ^ low;
+    }
+
+    private readonly struct Slot(string key, CatalogEntry entry, uint hash)
+    {
+        public readonly string? Key = key;
+        public readonly CatalogEntry Entry = entry;
+        public readonly uint Hash = hash;
+    }
+}

@@ -1,0 +1,88 @@
+using Peregrine.Catalog;
+
+namespace Peregrine.Tests.Catalog;
+
+public sealed class PathIndexTests
+{
+    public static TheoryData<bool> BothHashes => new() { false, true };
+
+    [Theory]
+    [MemberData(nameof(BothHashes))]
+    public void EveryKey_IsFound_WithItsOwnEntry(bool marvin)
+    {
+        var entries = Entries(Enumerable.Range(0, 50_000).Select(i => $"/d{i / 100}/f{i}.css"));
+
+        var index = PathIndex.Create(entries, marvin);
+
+        Assert.Equal(entries.Count, index.Count);
+        Assert.Equal(marvin, index.UsesMarvin);
+        foreach (var (key, entry) in entries)
+        {
+            Assert.True(index.TryFind(key.AsSpan(), out var found), key);
+            Assert.Same(entry, found);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(BothHashes))]
+    public void NearMisses_AreNotFound(bool marvin)
+    {
+        var index = PathIndex.Create(Entries(["/", "/a", "/ab", "/abc/", "/abc/index.html", "/ü/ß.txt", "/x/" + new string('y', 5000)]), marvin);
+
+        string[] misses =
+        [
+            "", "/A", "/b", "/abc", "/abc/index.htm", "/abc/index.html/", "/abc/index.htmm", "//a",
+            "/u/ss.txt", "/x/" + new string('y', 4999), "/x/" + new string('y', 5001), "a", "\0",
+        ];
+        foreach (var miss in misses)
+        {
+            Assert.False(index.TryFind(miss.AsSpan(), out _), miss);
+        }
+
+        Assert.True(index.TryFind("/ü/ß.txt".AsSpan(), out _));
+        Assert.True(index.TryFind(("/x/" + new string('y', 5000)).AsSpan(), out _));
+    }
+
+    [Fact]
+    public void KeysDifferingInTheirLastCharacter_ReachTheirOwnEntries()
+    {
+        // Keys that differ only in the last character, for every length around the 8- and
+        // 16-byte steps of the hash: each must reach its own entry.
+        var keys = Enumerable.Range(1, 40).SelectMany(length => "abc".Select(last => new string('p', length) + last)).ToList();
+        var entries = Entries(keys);
+
+        var index = PathIndex.Create(entries);
+
+        foreach (var (key, entry) in entries)
+        {
+            Assert.True(index.TryFind(key.AsSpan(), out var found), key);
+            Assert.Same(entry, found);
+        }
+
+        Assert.False(index.TryFind("pppd".AsSpan(), out _));
+    }
+
+    [Fact]
+    public void Pairs_ListEveryKeyOnce()
+    {
+        var entries = Entries(Enumerable.Range(0, 1000).Select(i => $"/{i}"));
+
+        var pairs = PathIndex.Create(entries).Pairs.ToList();
+
+        Assert.Equal(entries.Keys.Order(StringComparer.Ordinal), pairs.Select(pair => pair.Key).Order(StringComparer.Ordinal));
+        Assert.All(pairs, pair => Assert.Same(entries[pair.Key], pair.Value));
+    }
+
+    [Fact]
+    public void AnEmptyTree_FindsNothing()
+    {
+        var index = PathIndex.Create(Entries([]));
+
+        Assert.Equal(0, index.Count);
+        Assert.False(index.TryFind("/".AsSpan(), out _));
+        Assert.Empty(index.Pairs);
+    }
+
+    private static Dictionary<string, CatalogEntry> Entries(IEnumerable<string> keys)
+        => keys.ToDictionary(key => key, key => CatalogEntry.ForDirectoryRedirect(key, key + "/"), StringComparer.Ordinal);
+}
