@@ -43,7 +43,7 @@ internal sealed class CatalogBuilder
 
         var (files, directories) = Scan(root, cancellationToken);
         var entries = new Dictionary<string, CatalogEntry>(files.Count + directories.Count * 2, StringComparer.Ordinal);
-        var built = BuildFiles(files, previous, cancellationToken);
+        var built = BuildFiles(files, root, previous, cancellationToken);
 
         long totalBytes = 0, cachedBytes = 0;
         foreach (var entry in built)
@@ -162,7 +162,7 @@ internal sealed class CatalogBuilder
         return _options.ServeHiddenFiles || name == ".well-known";
     }
 
-    private CatalogEntry?[] BuildFiles(List<FoundFile> files, CatalogSnapshot? previous, CancellationToken cancellationToken)
+    private CatalogEntry?[] BuildFiles(List<FoundFile> files, string root, CatalogSnapshot? previous, CancellationToken cancellationToken)
     {
         var results = new CatalogEntry?[files.Count];
         var fresh = new List<int>(previous is null ? files.Count : 0);
@@ -173,7 +173,7 @@ internal sealed class CatalogBuilder
             if (previous is not null
                 && previous.TryFind(file.Relative, out var old)
                 && old.IsFile
-                && old.PhysicalPath == file.Physical
+                && old.IsAt(file.Physical)
                 && old.Identity.Length == file.Length
                 && old.LastWriteTicks == file.LastWriteTicks
                 && old.SidecarStamp == stamps.GetValueOrDefault(file.Relative))
@@ -205,7 +205,7 @@ internal sealed class CatalogBuilder
             new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
             i =>
             {
-                results[i] = BuildFile(files[i], cache[i], stamps.GetValueOrDefault(files[i].Relative));
+                results[i] = BuildFile(files[i], root, cache[i], stamps.GetValueOrDefault(files[i].Relative));
                 if (cache[i])
                 {
                     // Account for what is held: nothing if the file was skipped, its new size if
@@ -259,7 +259,7 @@ internal sealed class CatalogBuilder
 
     private static readonly string[] s_sidecarExtensions = [".br", ".zst", ".gz"];
 
-    private CatalogEntry? BuildFile(FoundFile file, bool cache, long sidecarStamp)
+    private CatalogEntry? BuildFile(FoundFile file, string root, bool cache, long sidecarStamp)
     {
         var contentType = _contentTypes.For(file.Name);
         if (contentType is null)
@@ -291,7 +291,8 @@ internal sealed class CatalogBuilder
                     read += n;
                 }
 
-                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.Compute(content), content, file.Physical);
+                // In memory: the entry knows the file's path for a re-read; the representation needs none.
+                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.Compute(content), content, physicalPath: null);
             }
             else if (length <= _options.MaxHashedFileSize)
             {
@@ -305,7 +306,7 @@ internal sealed class CatalogBuilder
 
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);
             var negotiable = _options.Compression.Enabled && Compression.Compressibility.IsCompressible(contentType);
-            return CatalogEntry.ForFile(file.Relative, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp);
+            return CatalogEntry.ForFile(file.Relative, root, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

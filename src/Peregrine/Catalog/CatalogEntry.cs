@@ -16,14 +16,40 @@ internal sealed class CatalogEntry
     /// <summary>The path under the root, with a leading slash, as indexed.</summary>
     public string RelativePath { get; }
 
-    /// <summary>The resolved file the bytes come from; empty for a directory redirect.</summary>
-    public string PhysicalPath { get; private init; } = "";
+    /// <summary>
+    /// The resolved file the bytes come from; empty for a directory redirect. Made on each call
+    /// from the root and <see cref="RelativePath"/> unless the file was reached through a link:
+    /// a million-file tree then holds no second copy of every path (about 140 bytes an entry).
+    /// </summary>
+    public string PhysicalPath => _physicalPath ?? (_root is null ? "" : string.Concat(_root, RelativePath));
+
+    /// <summary>The root as indexed, shared by every entry of a snapshot.</summary>
+    private string? _root;
+
+    /// <summary>The file's path when it is not <c>root + RelativePath</c> (a link resolved elsewhere under the root).</summary>
+    private string? _physicalPath;
+
+    /// <summary>True when this entry's bytes come from <paramref name="physicalPath"/>; allocates nothing.</summary>
+    public bool IsAt(string physicalPath)
+        => _physicalPath is not null
+            ? _physicalPath == physicalPath
+            : _root is not null && IsUnder(physicalPath, _root, RelativePath);
+
+    private static bool IsUnder(string physicalPath, string root, string relativePath)
+        => physicalPath.Length == root.Length + relativePath.Length
+            && physicalPath.StartsWith(root, StringComparison.Ordinal)
+            && physicalPath.EndsWith(relativePath, StringComparison.Ordinal);
 
     public Representation Identity { get; private init; } = null!;
 
     public StringValues ContentType { get; private init; }
 
-    public DateTimeOffset LastModified { get; private init; }
+    /// <summary>
+    /// The modification time in whole seconds: HTTP dates have one-second resolution (RFC 9110
+    /// §5.6.7), and comparing against a sub-second time would make every If-Modified-Since and
+    /// If-Range date look older than the file.
+    /// </summary>
+    public DateTimeOffset LastModified => new(LastWriteTicks - (LastWriteTicks % TimeSpan.TicksPerSecond), TimeSpan.Zero);
 
     /// <summary>Lengths and times of the file's precompressed sidecars at index, combined; 0 without any.</summary>
     public long SidecarStamp { get; private init; }
@@ -65,6 +91,7 @@ internal sealed class CatalogEntry
 
     public static CatalogEntry ForFile(
         string relativePath,
+        string root,
         string physicalPath,
         Representation identity,
         string contentType,
@@ -74,16 +101,13 @@ internal sealed class CatalogEntry
         bool negotiable,
         long sidecarStamp = 0)
     {
-        // HTTP dates have one-second resolution (RFC 9110 §5.6.7); comparing against a
-        // sub-second mtime would make every If-Modified-Since look older than the file.
-        var lastModified = new DateTimeOffset(lastWriteTicks - (lastWriteTicks % TimeSpan.TicksPerSecond), TimeSpan.Zero);
         return new CatalogEntry(relativePath)
         {
             LastWriteTicks = lastWriteTicks,
-            PhysicalPath = physicalPath,
+            _root = root,
+            _physicalPath = IsUnder(physicalPath, root, relativePath) ? null : physicalPath,
             Identity = identity,
             ContentType = contentType,
-            LastModified = lastModified,
             LastModifiedHeader = lastModifiedHeader,
             CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
             Negotiable = negotiable,

@@ -102,6 +102,27 @@ public sealed class CatalogTests
         Assert.Equal(expected, Fingerprint.IsFingerprinted(name));
     }
 
+    [Fact]
+    public void PhysicalPath_IsTheResolvedFile_ForPlainFilesAndLinks()
+    {
+        using var tree = new TempTree();
+        tree.Write("real/a.txt", "a");
+        tree.Write("b.txt", "b");
+        File.CreateSymbolicLink(Path.Combine(tree.Root, "link.txt"), Path.Combine(tree.Root, "real/a.txt"));
+
+        var snapshot = Build(tree.Root);
+        var root = Path.TrimEndingDirectorySeparator(snapshot.Root);
+
+        snapshot.TryFind("/b.txt", out var plain);
+        snapshot.TryFind("/link.txt", out var link);
+        Assert.Equal(root + "/b.txt", plain!.PhysicalPath);
+        Assert.True(plain.IsAt(root + "/b.txt"));
+        Assert.False(plain.IsAt(root + "/c.txt"));
+        Assert.Equal(root + "/real/a.txt", link!.PhysicalPath);
+        Assert.True(link.IsAt(root + "/real/a.txt"));
+        Assert.False(link.IsAt(root + "/link.txt"));
+    }
+
     private static CatalogSnapshot Build(string root, Action<PeregrineOptions>? configure = null)
     {
         var options = new PeregrineOptions { Root = root };
