@@ -151,15 +151,20 @@ internal sealed class PathIndex
             hash = Fold(low ^ hash ^ 0xA0761D6478BD642FUL, high ^ 0xE7037ED1A0B428DBUL);
         }
 
-        if (offset + 8 <= length)
+        var rest = length - offset;
+        if (rest > 8)
         {
             hash = Fold(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref start, offset)) ^ hash, 0x8EBC6AF09C88C6E3UL);
-            offset += 8;
         }
 
-        if (offset < length)
+        if (rest > 0 && length >= 8)
         {
-            // UTF-16 keys leave 2, 4 or 6 bytes here.
+            // The last eight bytes, overlapping what came before: no byte-by-byte tail.
+            hash = Fold(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref start, length - 8)) ^ hash, 0x589965CC75374CC3UL);
+        }
+        else if (rest > 0)
+        {
+            // Keys of one to three characters.
             ulong tail = 0;
             for (var shift = 0; offset < length; offset++, shift += 8)
             {
