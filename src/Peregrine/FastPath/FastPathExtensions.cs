@@ -46,6 +46,7 @@ public static class PeregrineFastPathExtensions
             reservedPaths,
             kestrel.Limits.KeepAliveTimeout,
             kestrel.Limits.RequestHeadersTimeout,
-            kestrel.AddServerHeader);
+            kestrel.AddServerHeader,
+            kestrel.Limits.MinResponseDataRate);
     }
 }

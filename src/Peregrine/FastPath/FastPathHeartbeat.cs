@@ -4,7 +4,7 @@ using System.IO.Pipelines;
 namespace Peregrine.FastPath;
 
 /// <summary>
-/// Idle and slow-head timeouts for fast-path connections, enforced the way Kestrel enforces
+/// Idle, slow-head and stalled-reader timeouts for fast-path connections, enforced the way Kestrel enforces
 /// its own: a once-a-second sweep over the open connections, so the per-request cost is one
 /// timestamp write rather than a timer or a cancellation registration per read.
 /// </summary>
@@ -13,10 +13,10 @@ internal static class FastPathHeartbeat
     private static readonly ConcurrentDictionary<Watched, byte> s_connections = new();
     private static readonly Timer s_timer = new(_ => Sweep(), null, 1000, 1000);
 
-    public static Watched Watch(PipeReader input)
+    public static Watched Watch(PipeReader input, PipeWriter output)
     {
         GC.KeepAlive(s_timer);
-        var watched = new Watched(input);
+        var watched = new Watched(input, output);
         s_connections.TryAdd(watched, 0);
         return watched;
     }
@@ -28,8 +28,15 @@ internal static class FastPathHeartbeat
         {
             if (now > Volatile.Read(ref connection.Deadline))
             {
-                // The read in progress returns as cancelled; the connection loop then closes.
-                connection.Input.CancelPendingRead();
+                // The read or flush in progress returns as cancelled; the connection loop then closes.
+                if (Volatile.Read(ref connection.Flushing))
+                {
+                    connection.Output.CancelPendingFlush();
+                }
+                else
+                {
+                    connection.Input.CancelPendingRead();
+                }
             }
         }
     }
@@ -38,15 +45,24 @@ internal static class FastPathHeartbeat
     {
         public long Deadline = long.MaxValue;
 
-        public Watched(PipeReader input)
+        /// <summary>True while the connection waits for the client to take its response.</summary>
+        public bool Flushing;
+
+        public Watched(PipeReader input, PipeWriter output)
         {
             Input = input;
+            Output = output;
         }
 
         public PipeReader Input { get; }
 
+        public PipeWriter Output { get; }
+
         /// <summary>Nothing may be pending for longer than <paramref name="timeout"/> from now.</summary>
         public void Arm(TimeSpan timeout) => Volatile.Write(ref Deadline, Environment.TickCount64 + (long)timeout.TotalMilliseconds);
+
+        /// <summary>Nothing is timed until the next <see cref="Arm"/>.</summary>
+        public void Disarm() => Volatile.Write(ref Deadline, long.MaxValue);
 
         public void Dispose() => s_connections.TryRemove(this, out _);
     }

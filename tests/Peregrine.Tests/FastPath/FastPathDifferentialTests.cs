@@ -27,6 +27,10 @@ public sealed class FastPathDifferentialTests : IAsyncLifetime
         _tree.Write("img/a.png", Enumerable.Range(0, 5000).Select(i => (byte)(i * 7)).ToArray());
         _tree.Write("docs/index.html", "docs");
         _tree.Write("big.bin", new byte[2 * 1024 * 1024]);
+
+        // Held in memory (under MaxCachedFileSize) and larger than the fast path's body piece:
+        // written in pieces, each distinct, so a piece out of order or repeated shows.
+        _tree.Write("large.bin", Enumerable.Range(0, 900_000).Select(i => (byte)((i / 65536 * 37) + (i * 7))).ToArray());
         void Configure(PeregrineOptions options)
         {
             options.Headers["X-Content-Type-Options"] = "nosniff";
@@ -76,6 +80,8 @@ public sealed class FastPathDifferentialTests : IAsyncLifetime
     [InlineData("GET /%69ndex.html HTTP/1.1\r\nHost: x\r\n")]
     [InlineData("GET /css/../index.html HTTP/1.1\r\nHost: x\r\n")]
     [InlineData("GET /big.bin HTTP/1.1\r\nHost: x\r\n")]
+    [InlineData("GET /large.bin HTTP/1.1\r\nHost: x\r\n")]
+    [InlineData("HEAD /large.bin HTTP/1.1\r\nHost: x\r\n")]
     [InlineData("POST /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello")]
     [InlineData("DELETE /index.html HTTP/1.1\r\nHost: x\r\n")]
     [InlineData("GET /index.html HTTP/1.0\r\n")]
@@ -116,6 +122,24 @@ public sealed class FastPathDifferentialTests : IAsyncLifetime
 
         Assert.Equal(plain, fast);
         Assert.Equal(6, fast.Split("HTTP/1.1 ").Length - 1);
+    }
+
+    [Fact]
+    public async Task PipelinedRequests_ForBodiesWrittenInPieces_AreAllAnsweredInOrder()
+    {
+        var request = Expand(
+            "GET /large.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
+            "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n" +
+            "HEAD /large.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
+            "GET /large.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
+            "GET /img/a.png HTTP/1.1\r\nHost: x\r\n\r\n" +
+            "GET /large.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+
+        var plain = Normalise(await ExchangeAsync(_plain, request));
+        var fast = Normalise(await ExchangeAsync(_fast, request));
+
+        Assert.Equal(plain, fast);
+        Assert.Equal(6, fast.Split("HTTP/1.1 200 OK").Length - 1);
     }
 
     [Fact]

@@ -38,18 +38,22 @@ public sealed class PeregrineHost : IAsyncDisposable
 
     public IServiceProvider Services => _app.Services;
 
-    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false)
+    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false, Action<KestrelServerOptions>? kestrel = null)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
-        builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, 0, l =>
+        builder.WebHost.ConfigureKestrel(k =>
         {
-            l.Protocols = HttpProtocols.Http1AndHttp2;
-            if (fastPath)
+            kestrel?.Invoke(k);
+            k.Listen(IPAddress.Loopback, 0, l =>
             {
-                l.UsePeregrineFastPath();
-            }
-        }));
+                l.Protocols = HttpProtocols.Http1AndHttp2;
+                if (fastPath)
+                {
+                    l.UsePeregrineFastPath();
+                }
+            });
+        });
         builder.Services.AddPeregrine(options =>
         {
             options.Root = root;
