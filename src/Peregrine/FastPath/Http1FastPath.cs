@@ -160,9 +160,16 @@ internal sealed class Http1FastPath
     {
         var bytes = output.CanGetUnflushedBytes ? output.UnflushedBytes : FlushThreshold;
         var pending = output.FlushAsync();
-        return pending.IsCompletedSuccessfully && !pending.Result.IsCanceled
-            ? pending
-            : AwaitFlushAsync(pending, output, watched, bytes);
+        if (!pending.IsCompletedSuccessfully)
+        {
+            return AwaitFlushAsync(pending, output, watched, bytes);
+        }
+
+        // Read once: a completed ValueTask may not be awaited again.
+        var result = pending.Result;
+        return result.IsCanceled
+            ? AwaitFlushAsync(new ValueTask<FlushResult>(result), output, watched, bytes)
+            : new ValueTask<FlushResult>(result);
     }
 
     private async ValueTask<FlushResult> AwaitFlushAsync(ValueTask<FlushResult> pending, PipeWriter output, FastPathHeartbeat.Watched watched, long bytes)
