@@ -37,6 +37,9 @@ internal sealed class Http1FastPath
     // 417 KB measured 0.69-0.76x: bench/RESULTS.md, "The HTTP/1.1 fast path").
     private const int FlushThreshold = 64 * 1024;
 
+    // Beyond this a send deadline is no deadline (and TimeSpan would overflow): about 31 years.
+    private const double MaxSendSeconds = 1e9;
+
     private static ReadOnlySpan<byte> CloseLine => "Connection: close\r\n"u8;
 
     private readonly FileCatalog _catalog;
@@ -176,9 +179,12 @@ internal sealed class Http1FastPath
     {
         while (true)
         {
-            if (_minResponseDataRate is { } rate)
+            // No rate set means no minimum; a grace period or a rate so extreme that the deadline
+            // lies decades away (Kestrel accepts TimeSpan.MaxValue) means none either.
+            var seconds = _minResponseDataRate is { BytesPerSecond: > 0 } rate ? rate.GracePeriod.TotalSeconds + (bytes / rate.BytesPerSecond) : double.PositiveInfinity;
+            if (seconds < MaxSendSeconds)
             {
-                watched.Arm(rate.GracePeriod + TimeSpan.FromSeconds(bytes / rate.BytesPerSecond));
+                watched.Arm(TimeSpan.FromSeconds(seconds));
             }
             else
             {

@@ -19,13 +19,25 @@ public sealed class FastPathBackPressureTests
     private const int FileLength = 900_000;
     private const int Requests = 100;
 
-    [Fact]
-    public async Task PipelinedRequests_AreAnsweredOnlyAsFastAsTheClientReads()
+    public static TheoryData<string> Rates => new() { "default", "none", "extreme" };
+
+    [Theory]
+    [MemberData(nameof(Rates))]
+    public async Task PipelinedRequests_AreAnsweredOnlyAsFastAsTheClientReads(string rate)
     {
         using var tree = new TempTree();
         var content = Enumerable.Range(0, FileLength).Select(i => (byte)(i % 251)).ToArray();
         tree.Write("large.bin", content);
-        await using var host = await PeregrineHost.StartAsync(tree.Root, options => options.Watch.Enabled = false, fastPath: true);
+
+        // Kestrel's default minimum (240 B/s, 5 s grace), none at all, and the most lenient one
+        // Kestrel accepts, whose deadline lies beyond what a TimeSpan can hold.
+        await using var host = await PeregrineHost.StartAsync(tree.Root, options => options.Watch.Enabled = false, fastPath: true, kestrel: k =>
+        {
+            if (rate != "default")
+            {
+                k.Limits.MinResponseDataRate = rate == "none" ? null : new MinDataRate(bytesPerSecond: 1, gracePeriod: TimeSpan.MaxValue);
+            }
+        });
         long served = 0;
         using var listener = new MeterListener();
         var meter = host.Services.GetRequiredService<PeregrineMetrics>().Meter;
