@@ -25,10 +25,12 @@ namespace Peregrine.Catalog;
 /// </para>
 /// <para>
 /// Keys come from the tree, not from requests, so a request cannot lengthen a probe sequence. A
-/// tree whose names were chosen to collide (an upload folder, say) could; if any key lands more
-/// than <see cref="MaxProbeBeforeFallback"/> slots from its home, the table is rebuilt with the
-/// randomized Marvin hash (<see cref="string.GetHashCode(ReadOnlySpan{char})"/>), as
-/// <c>Dictionary&lt;string, T&gt;</c> switches to it after too many collisions.
+/// tree whose names were chosen to collide (an upload folder, say) could try: the hash's seed and
+/// secret are random per process, and if any key still lands more than
+/// <see cref="MaxProbeBeforeFallback"/> slots from its home, or a run of occupied slots is longer
+/// than <see cref="MaxRunBeforeFallback"/>, the table is rebuilt with the randomized Marvin hash
+/// (<see cref="string.GetHashCode(ReadOnlySpan{char})"/>), as <c>Dictionary&lt;string, T&gt;</c>
+/// switches to it after too many collisions.
 /// </para>
 /// </remarks>
 internal sealed class PathIndex
@@ -39,9 +41,18 @@ internal sealed class PathIndex
     /// </summary>
     internal const int MaxProbeBeforeFallback = 128;
 
+    /// <summary>
+    /// Longest run of occupied slots accepted for the fast hash: a miss walks to the end of its
+    /// run. At half load random keys make runs of about a hundred at most for a million keys
+    /// (the chance of a run of k falls about as e^-0.2k); names placed in consecutive home slots
+    /// would make a long run with no key far from its home.
+    /// </summary>
+    internal const int MaxRunBeforeFallback = 1024;
+
     private readonly Slot[] _slots;
     private readonly int _mask;
     private readonly ulong _seed;
+    private readonly ulong _secret;
     private readonly bool _marvin;
 
     private PathIndex(int count, bool marvin)
@@ -50,6 +61,7 @@ internal sealed class PathIndex
         var capacity = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Max(8, count * 2));
         _mask = capacity - 1;
         _seed = (ulong)Random.Shared.NextInt64() | 1;
+        _secret = (ulong)Random.Shared.NextInt64() | 1;
         _marvin = marvin;
         _slots = new Slot[capacity];
     }
@@ -66,7 +78,28 @@ internal sealed class PathIndex
             }
         }
 
-        return index;
+        return marvin || index.LongestRun() <= MaxRunBeforeFallback ? index : Create(entries, marvin: true);
+    }
+
+    /// <summary>The longest run of occupied slots, counting a run that wraps around the end.</summary>
+    internal int LongestRun()
+    {
+        int longest = 0, run = 0, leading = -1;
+        foreach (var slot in _slots)
+        {
+            if (slot.Key is null)
+            {
+                leading = leading < 0 ? run : leading;
+                run = 0;
+                continue;
+            }
+
+            run++;
+            longest = Math.Max(longest, run);
+        }
+
+        // The table is at most half full, so there is an empty slot and leading is set.
+        return Math.Max(longest, run + Math.Max(leading, 0));
     }
 
     /// <summary>Places a key; false when it landed too far from its home slot (see the remarks).</summary>
@@ -132,13 +165,13 @@ internal sealed class PathIndex
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private uint Hash(ReadOnlySpan<char> path)
-        => _marvin ? (uint)string.GetHashCode(path) : FastHash(MemoryMarshal.AsBytes(path), _seed);
+        => _marvin ? (uint)string.GetHashCode(path) : FastHash(MemoryMarshal.AsBytes(path), _seed, _secret);
 
     /// <summary>
     /// A multiply-fold hash (the construction of wyhash): 16 bytes per step, each folded through
     /// a 64×64→128-bit multiply. A 40-character path costs about as much as three cache hits.
     /// </summary>
-    private static uint FastHash(ReadOnlySpan<byte> bytes, ulong seed)
+    private static uint FastHash(ReadOnlySpan<byte> bytes, ulong seed, ulong secret)
     {
         ref var start = ref MemoryMarshal.GetReference(bytes);
         var length = bytes.Length;
@@ -148,7 +181,9 @@ internal sealed class PathIndex
         {
             var low = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref start, offset));
             var high = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref start, offset + 8));
-            hash = Fold(low ^ hash ^ 0xA0761D6478BD642FUL, high ^ 0xE7037ED1A0B428DBUL);
+            // Both operands carry a secret, so no block a file name can spell makes the product
+            // zero and the hash independent of the seed (a constant here would let one).
+            hash = Fold(low ^ hash ^ 0xA0761D6478BD642FUL, high ^ secret);
         }
 
         var rest = length - offset;

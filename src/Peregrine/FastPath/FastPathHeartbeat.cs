@@ -28,15 +28,7 @@ internal static class FastPathHeartbeat
         {
             if (now > Volatile.Read(ref connection.Deadline))
             {
-                // The read or flush in progress returns as cancelled; the connection loop then closes.
-                if (Volatile.Read(ref connection.Flushing))
-                {
-                    connection.Output.CancelPendingFlush();
-                }
-                else
-                {
-                    connection.Input.CancelPendingRead();
-                }
+                connection.Cancel(now);
             }
         }
     }
@@ -47,6 +39,9 @@ internal static class FastPathHeartbeat
 
         /// <summary>True while the connection waits for the client to take its response.</summary>
         public bool Flushing;
+
+        private readonly Lock _gate = new();
+        private bool _disposed;
 
         public Watched(PipeReader input, PipeWriter output)
         {
@@ -64,6 +59,39 @@ internal static class FastPathHeartbeat
         /// <summary>Nothing is timed until the next <see cref="Arm"/>.</summary>
         public void Disarm() => Volatile.Write(ref Deadline, long.MaxValue);
 
-        public void Dispose() => s_connections.TryRemove(this, out _);
+        /// <summary>
+        /// Cancels the read or flush in progress, which returns as cancelled; the connection
+        /// loop then closes. Never after <see cref="Dispose"/>: the pipes are Kestrel's by then,
+        /// and a cancelled flush would reach its first response.
+        /// </summary>
+        public void Cancel(long now)
+        {
+            lock (_gate)
+            {
+                if (_disposed || now <= Volatile.Read(ref Deadline))
+                {
+                    return;
+                }
+
+                if (Volatile.Read(ref Flushing))
+                {
+                    Output.CancelPendingFlush();
+                }
+                else
+                {
+                    Input.CancelPendingRead();
+                }
+            }
+        }
+
+        public void Dispose()
+        {
+            lock (_gate)
+            {
+                _disposed = true;
+            }
+
+            s_connections.TryRemove(this, out _);
+        }
     }
 }

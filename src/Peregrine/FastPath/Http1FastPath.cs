@@ -114,22 +114,39 @@ internal sealed class Http1FastPath
                 {
                     // Nothing of this request is consumed: Kestrel reads it from the start and
                     // answers it (a 431 for a head too large) and the rest of the connection.
+                    // What was answered before it must reach the client first, under the same
+                    // send deadline as any other flush.
                     input.AdvanceTo(buffer.Start, buffer.Start);
-                    await output.FlushAsync();
+                    if ((await FlushAsync(output, watched)).IsCanceled)
+                    {
+                        AbortStalled(connection);
+                        return;
+                    }
+
                     watched.Dispose();
                     await next(connection);
                     return;
                 }
 
                 var flush = await FlushAsync(output, watched);
-
-                if (outcome == Outcome.Close || flush.IsCompleted || flush.IsCanceled)
+                if (flush.IsCanceled)
                 {
-                    // Closing, the client is gone, or it stopped reading (the send timeout).
+                    AbortStalled(connection);
                     input.AdvanceTo(buffer.End);
                     return;
                 }
 
+                if (outcome == Outcome.Close || flush.IsCompleted)
+                {
+                    // Closing, or the client is gone.
+                    input.AdvanceTo(buffer.End);
+                    return;
+                }
+
+                // A head left incomplete starts its headers timeout now if requests were answered
+                // before it (Kestrel times each request's head from its own start).
+                var answered = !buffer.Start.Equals(result.Buffer.Start);
+                headStarted = buffer.IsEmpty ? 0 : answered || headStarted == 0 ? Environment.TickCount64 : headStarted;
                 if (outcome == Outcome.Flush)
                 {
                     // More requests wait in the buffer: consume the ones answered only, so that
@@ -143,7 +160,6 @@ internal sealed class Http1FastPath
                     return;
                 }
 
-                headStarted = buffer.IsEmpty ? 0 : headStarted == 0 ? Environment.TickCount64 : headStarted;
                 input.AdvanceTo(buffer.Start, buffer.End);
             }
         }
@@ -153,6 +169,14 @@ internal sealed class Http1FastPath
             // there is no one left to answer.
         }
     }
+
+    /// <summary>
+    /// Closes a connection whose client stopped taking its responses. Returning alone would not:
+    /// Kestrel's transport would wait to send what is still in the pipe for as long as the client
+    /// does not read. Kestrel aborts its own connections the same way.
+    /// </summary>
+    private static void AbortStalled(ConnectionContext connection)
+        => connection.Abort(new ConnectionAbortedException("The client did not read the response at the minimum data rate."));
 
     /// <summary>
     /// Flushes; if the client is not reading (the flush waits on back-pressure), it must take

@@ -74,6 +74,17 @@ public sealed class PathIndexTests
     }
 
     [Fact]
+    public void RandomKeys_KeepRunsShort_AndTheFastHash()
+    {
+        // At half load, a million keys make runs of about a hundred slots at most: far below the
+        // limit past which the table would give up the fast hash.
+        var index = PathIndex.Create(Entries(Enumerable.Range(0, 1_000_000).Select(i => $"/d{i / 1000:D4}/f{i % 1000:D4}.txt")));
+
+        Assert.False(index.UsesMarvin);
+        Assert.InRange(index.LongestRun(), 1, 300);
+    }
+
+    [Fact]
     public void AnEmptyTree_FindsNothing()
     {
         var index = PathIndex.Create(Entries([]));

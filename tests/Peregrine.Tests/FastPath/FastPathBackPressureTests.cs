@@ -80,6 +80,34 @@ public sealed class FastPathBackPressureTests
     }
 
     [Fact]
+    public async Task AClientThatNeverReadsAgain_HasItsConnectionClosed()
+    {
+        // Returning from the connection is not enough: Kestrel's transport would go on trying
+        // to send what waits in the pipe for as long as the client does not read. The socket is
+        // closed only when the connection is aborted.
+        using var tree = new TempTree();
+        tree.Write("large.bin", new byte[FileLength]);
+        var closed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using var host = await PeregrineHost.StartAsync(
+            tree.Root,
+            options => options.Watch.Enabled = false,
+            fastPath: true,
+            kestrel: k => k.Limits.MinResponseDataRate = new MinDataRate(bytesPerSecond: 1_000_000, gracePeriod: TimeSpan.FromSeconds(2)),
+            listen: l => l.Use(next => connection =>
+            {
+                connection.ConnectionClosed.Register(() => closed.TrySetResult());
+                return next(connection);
+            }));
+        using var client = new TcpClient { ReceiveBufferSize = 16 * 1024 };
+        await client.ConnectAsync(host.Address.Host, host.Address.Port);
+        await client.GetStream().WriteAsync(Encoding.ASCII.GetBytes(string.Concat(Enumerable.Repeat("GET /large.bin HTTP/1.1\r\nHost: x\r\n\r\n", Requests))));
+
+        var finished = await Task.WhenAny(closed.Task, Task.Delay(TimeSpan.FromSeconds(20)));
+
+        Assert.Same(closed.Task, finished);
+    }
+
+    [Fact]
     public async Task AClientThatStopsReading_IsDisconnected()
     {
         using var tree = new TempTree();

@@ -38,7 +38,7 @@ public sealed class PeregrineHost : IAsyncDisposable
 
     public IServiceProvider Services => _app.Services;
 
-    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false, Action<KestrelServerOptions>? kestrel = null)
+    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false, Action<KestrelServerOptions>? kestrel = null, Action<ListenOptions>? listen = null)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
@@ -48,6 +48,7 @@ public sealed class PeregrineHost : IAsyncDisposable
             k.Listen(IPAddress.Loopback, 0, l =>
             {
                 l.Protocols = HttpProtocols.Http1AndHttp2;
+                listen?.Invoke(l);
                 if (fastPath)
                 {
                     l.UsePeregrineFastPath();
