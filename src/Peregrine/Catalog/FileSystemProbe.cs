@@ -5,11 +5,17 @@ namespace Peregrine.Catalog;
 /// <summary>Device and inode: which file a path names, whatever the path.</summary>
 internal readonly record struct FileIdentity(ulong Device, ulong Inode);
 
+/// <summary>What a path is, with its length and modification time in ticks (UTC).</summary>
+internal readonly record struct FileFacts(FileKind Kind, long Length, long LastWriteTicks);
+
 internal enum FileKind : byte
 {
     Missing,
     Regular,
     Directory,
+
+    /// <summary>A symbolic link, when links are not followed.</summary>
+    Link,
 
     /// <summary>A FIFO, socket or device: opening one can block forever, so it is never served.</summary>
     Other,
@@ -25,6 +31,7 @@ internal static partial class FileSystemProbe
     private const int S_IFMT = 0xF000;
     private const int S_IFREG = 0x8000;
     private const int S_IFDIR = 0x4000;
+    private const int S_IFLNK = 0xA000;
 
     // Offset of st_mode in struct stat: x86-64 {dev, ino, nlink(8), mode}; arm64 {dev, ino, mode}.
     private static readonly int s_modeOffset = RuntimeInformation.ProcessArchitecture switch
@@ -76,7 +83,15 @@ internal static partial class FileSystemProbe
     }
 
     /// <summary>What the path is, following symbolic links.</summary>
-    public static unsafe FileKind KindOf(string path)
+    public static FileKind KindOf(string path) => Probe(path).Kind;
+
+    /// <summary>
+    /// What <paramref name="path"/> is, with its length and modification time (ticks, UTC, as
+    /// <see cref="File.GetLastWriteTimeUtc(string)"/> gives them), from one stat(2), or lstat(2)
+    /// when <paramref name="followLinks"/> is false (a link is then reported as
+    /// <see cref="FileKind.Link"/>): the scan needs all of it for every file.
+    /// </summary>
+    public static unsafe FileFacts Probe(string path, bool followLinks = true)
     {
         if (!s_nativeUnavailable && s_modeOffset >= 0)
         {
@@ -84,18 +99,7 @@ internal static partial class FileSystemProbe
             {
                 // struct stat is 144 bytes on x86-64 and 128 on arm64.
                 byte* buffer = stackalloc byte[256];
-                if (stat(path, buffer) != 0)
-                {
-                    return FileKind.Missing;
-                }
-
-                var mode = *(uint*)(buffer + s_modeOffset) & S_IFMT;
-                return mode switch
-                {
-                    S_IFREG => FileKind.Regular,
-                    S_IFDIR => FileKind.Directory,
-                    _ => FileKind.Other,
-                };
+                return (followLinks ? stat(path, buffer) : lstat(path, buffer)) == 0 ? FactsOf(buffer) : default;
             }
             catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
             {
@@ -103,18 +107,68 @@ internal static partial class FileSystemProbe
             }
         }
 
-        if (Directory.Exists(path))
+        FileSystemInfo info = Directory.Exists(path) ? new DirectoryInfo(path) : new FileInfo(path);
+        if (!followLinks && info.LinkTarget is not null)
         {
-            return FileKind.Directory;
+            return new FileFacts(FileKind.Link, 0, 0);
         }
 
-        return File.Exists(path) ? FileKind.Regular : FileKind.Missing;
+        return info switch
+        {
+            DirectoryInfo directory => new FileFacts(FileKind.Directory, 0, directory.LastWriteTimeUtc.Ticks),
+            FileInfo { Exists: true } file => new FileFacts(FileKind.Regular, file.Length, file.LastWriteTimeUtc.Ticks),
+            _ => default,
+        };
     }
 
-    /// <summary>
-    /// The device and inode of a path (following links), or default where they cannot be
-    /// read: a folder renamed into the root's place has the same path but not the same inode.
-    /// </summary>
+    /// <summary>Length and modification time of an open file, from one fstat(2).</summary>
+    public static unsafe FileFacts Probe(Microsoft.Win32.SafeHandles.SafeFileHandle handle)
+    {
+        if (!s_nativeUnavailable && s_modeOffset >= 0)
+        {
+            var added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                byte* buffer = stackalloc byte[256];
+                if (fstat((int)handle.DangerousGetHandle(), buffer) == 0)
+                {
+                    return FactsOf(buffer);
+                }
+            }
+            catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
+            {
+                s_nativeUnavailable = true;
+            }
+            finally
+            {
+                if (added)
+                {
+                    handle.DangerousRelease();
+                }
+            }
+        }
+
+        return new FileFacts(FileKind.Regular, RandomAccess.GetLength(handle), File.GetLastWriteTimeUtc(handle).Ticks);
+    }
+
+    private static unsafe FileFacts FactsOf(byte* buffer)
+    {
+        var kind = (*(uint*)(buffer + s_modeOffset) & S_IFMT) switch
+        {
+            S_IFREG => FileKind.Regular,
+            S_IFDIR => FileKind.Directory,
+            S_IFLNK => FileKind.Link,
+            _ => FileKind.Other,
+        };
+
+        // st_size and st_mtim (seconds, nanoseconds) sit at the same offsets on x86-64 and
+        // arm64.
+        var length = *(long*)(buffer + 48);
+        var ticks = DateTime.UnixEpoch.Ticks + (*(long*)(buffer + 88) * TimeSpan.TicksPerSecond) + (*(long*)(buffer + 96) / 100);
+        return new FileFacts(kind, length, ticks);
+    }
+
     public static unsafe FileIdentity IdentityOf(string path)
     {
         if (!s_nativeUnavailable && s_modeOffset >= 0)
@@ -145,4 +199,10 @@ internal static partial class FileSystemProbe
 
     [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
     private static unsafe partial int stat(string path, byte* buffer);
+
+    [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
+    private static unsafe partial int lstat(string path, byte* buffer);
+
+    [LibraryImport("libc")]
+    private static unsafe partial int fstat(int descriptor, byte* buffer);
 }
