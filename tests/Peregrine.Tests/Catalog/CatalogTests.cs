@@ -123,6 +123,30 @@ public sealed class CatalogTests
         Assert.False(link.IsAt(root + "/link.txt"));
     }
 
+    [Fact]
+    public void Rebuild_ReusesUnchangedEntries_AndRebuildsChangedOnes()
+    {
+        // The scan's time (lstat) and the built entry's (fstat of the open file) must agree to
+        // the tick, or every rebuild would read and hash the whole tree again.
+        using var tree = new TempTree();
+        tree.Write("same.txt", "same");
+        var changed = tree.Write("changed.txt", "before");
+        var options = new PeregrineOptions { Root = tree.Root };
+        var builder = new CatalogBuilder(options, new MemoryBudget(options.MemoryBudget), NullLogger.Instance);
+        var first = builder.Build();
+        File.WriteAllText(changed, "after, longer");
+
+        var second = builder.Build(first);
+
+        first.TryFind("/same.txt", out var sameBefore);
+        second.TryFind("/same.txt", out var sameAfter);
+        first.TryFind("/changed.txt", out var changedBefore);
+        second.TryFind("/changed.txt", out var changedAfter);
+        Assert.Same(sameBefore, sameAfter);
+        Assert.NotSame(changedBefore, changedAfter);
+        Assert.Equal(13, changedAfter!.Identity.Length);
+    }
+
     private static CatalogSnapshot Build(string root, Action<PeregrineOptions>? configure = null)
     {
         var options = new PeregrineOptions { Root = root };
