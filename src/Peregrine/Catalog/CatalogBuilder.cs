@@ -97,10 +97,13 @@ internal sealed class CatalogBuilder
             }
 
             var next = new List<(string Physical, string Relative, DateTime LastWrite)>();
+            files.EnsureCapacity(files.Count + found.Sum(f => f.Files.Count));
             for (var i = 0; i < level.Count; i++)
             {
                 directories.Add(new FoundDirectory(level[i].Relative, level[i].LastWrite));
                 files.AddRange(found[i].Files);
+                found[i].Files.Clear();
+                found[i].Files.TrimExcess();
                 foreach (var subdirectory in found[i].Subdirectories)
                 {
                     // A link back up the tree would loop; each real folder is walked once.
