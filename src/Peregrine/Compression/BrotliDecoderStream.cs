@@ -10,7 +10,7 @@ namespace Peregrine.Compression;
 /// clients whose decoders may reject them), and reports bad data as
 /// <see cref="InvalidOperationException"/>. Here each of those is an <see cref="InvalidDataException"/>.
 /// </summary>
-internal sealed class BrotliDecoderStream : Stream
+internal sealed class BrotliDecoderStream : ReadOnlyStream
 {
     private const int InputSize = 64 * 1024;
 
@@ -28,22 +28,6 @@ internal sealed class BrotliDecoderStream : Stream
     {
         _encoded = encoded;
     }
-
-    public override bool CanRead => true;
-
-    public override bool CanSeek => false;
-
-    public override bool CanWrite => false;
-
-    public override long Length => throw new NotSupportedException();
-
-    public override long Position
-    {
-        get => throw new NotSupportedException();
-        set => throw new NotSupportedException();
-    }
-
-    public override int Read(byte[] buffer, int offset, int count) => Read(buffer.AsSpan(offset, count));
 
     public override int Read(Span<byte> buffer)
     {
@@ -89,16 +73,6 @@ internal sealed class BrotliDecoderStream : Stream
             }
         }
     }
-
-    public override void Flush()
-    {
-    }
-
-    public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
-
-    public override void SetLength(long value) => throw new NotSupportedException();
-
-    public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
 
     protected override void Dispose(bool disposing)
     {

@@ -6,7 +6,7 @@ namespace Peregrine.Compression;
 /// Passes reads through and hashes every byte read, so one pass over a sidecar or cache file
 /// both checks what it decodes to and gives the ETag of the bytes that will be sent.
 /// </summary>
-internal sealed class HashingReadStream : Stream
+internal sealed class HashingReadStream : ReadOnlyStream
 {
     private readonly Stream _inner;
     private readonly IncrementalHash _hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
@@ -19,20 +19,6 @@ internal sealed class HashingReadStream : Stream
     /// <summary>The bytes read so far.</summary>
     public long BytesRead { get; private set; }
 
-    public override bool CanRead => true;
-
-    public override bool CanSeek => false;
-
-    public override bool CanWrite => false;
-
-    public override long Length => throw new NotSupportedException();
-
-    public override long Position
-    {
-        get => throw new NotSupportedException();
-        set => throw new NotSupportedException();
-    }
-
     /// <summary>Reads to the end (bytes a decoder stopped short of are still sent) and returns the SHA-256 of everything read.</summary>
     public byte[] DrainAndHash()
     {
@@ -44,8 +30,6 @@ internal sealed class HashingReadStream : Stream
         return _hash.GetHashAndReset();
     }
 
-    public override int Read(byte[] buffer, int offset, int count) => Read(buffer.AsSpan(offset, count));
-
     public override int Read(Span<byte> buffer)
     {
         var read = _inner.Read(buffer);
@@ -53,16 +37,6 @@ internal sealed class HashingReadStream : Stream
         BytesRead += read;
         return read;
     }
-
-    public override void Flush()
-    {
-    }
-
-    public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
-
-    public override void SetLength(long value) => throw new NotSupportedException();
-
-    public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
 
     protected override void Dispose(bool disposing)
     {

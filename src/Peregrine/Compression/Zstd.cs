@@ -103,7 +103,7 @@ internal static unsafe partial class Zstd
     /// however large it claims to be. Concatenated frames are decoded in turn (RFC 8878 §3.1);
     /// input that ends inside a frame is an error, not a short read.
     /// </summary>
-    private sealed class DecoderStream : Stream
+    private sealed class DecoderStream : ReadOnlyStream
     {
         private const int InputSize = 64 * 1024;
 
@@ -129,22 +129,6 @@ internal static unsafe partial class Zstd
 
             ThrowIfError(ZSTD_DCtx_setParameter(_context, DecompressionWindowLogMax, WindowLogMax));
         }
-
-        public override bool CanRead => true;
-
-        public override bool CanSeek => false;
-
-        public override bool CanWrite => false;
-
-        public override long Length => throw new NotSupportedException();
-
-        public override long Position
-        {
-            get => throw new NotSupportedException();
-            set => throw new NotSupportedException();
-        }
-
-        public override int Read(byte[] buffer, int offset, int count) => Read(buffer.AsSpan(offset, count));
 
         public override int Read(Span<byte> buffer)
         {
@@ -201,16 +185,6 @@ internal static unsafe partial class Zstd
                 }
             }
         }
-
-        public override void Flush()
-        {
-        }
-
-        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
-
-        public override void SetLength(long value) => throw new NotSupportedException();
-
-        public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
 
         protected override void Dispose(bool disposing)
         {

@@ -26,7 +26,6 @@ namespace Peregrine.Diagnostics;
 internal sealed class HealthEndpoint
 {
     private static readonly StringValues s_contentType = "application/json";
-    private static readonly StringValues s_noStore = "no-store";
     private static readonly byte[] s_starting = "{\"status\":\"starting\"}"u8.ToArray();
     private static readonly byte[] s_failed = "{\"status\":\"failed\"}"u8.ToArray();
 
@@ -56,13 +55,7 @@ internal sealed class HealthEndpoint
                 ? (StatusCodes.Status503ServiceUnavailable, s_failed)
                 : (StatusCodes.Status503ServiceUnavailable, s_starting);
 
-        var response = context.Response;
-        response.StatusCode = status;
-        response.Headers.ContentType = s_contentType;
-        // A probe must see the state as it is now; a cached "starting" would never clear.
-        response.Headers.CacheControl = s_noStore;
-        response.ContentLength = body.Length;
-        return isHead ? Task.CompletedTask : response.Body.WriteAsync(body, context.RequestAborted).AsTask();
+        return EndpointRequest.AnswerAsync(context, status, s_contentType, body, isHead);
     }
 
     private static byte[] ReadyBody(int files, int generation)

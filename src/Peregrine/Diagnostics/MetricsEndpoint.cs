@@ -16,7 +16,6 @@ namespace Peregrine.Diagnostics;
 internal sealed class MetricsEndpoint
 {
     private static readonly StringValues s_contentType = PrometheusExporter.ContentType;
-    private static readonly StringValues s_noStore = "no-store";
 
     private readonly RequestDelegate _next;
     private readonly PrometheusExporter _exporter;
@@ -36,13 +35,6 @@ internal sealed class MetricsEndpoint
             return _next(context);
         }
 
-        var body = Encoding.UTF8.GetBytes(_exporter.Scrape());
-        var response = context.Response;
-        response.StatusCode = StatusCodes.Status200OK;
-        response.Headers.ContentType = s_contentType;
-        // Every scrape must see the numbers as they are now, never a cached copy.
-        response.Headers.CacheControl = s_noStore;
-        response.ContentLength = body.Length;
-        return isHead ? Task.CompletedTask : response.Body.WriteAsync(body, context.RequestAborted).AsTask();
+        return EndpointRequest.AnswerAsync(context, StatusCodes.Status200OK, s_contentType, Encoding.UTF8.GetBytes(_exporter.Scrape()), isHead);
     }
 }
