@@ -12,12 +12,16 @@ internal sealed class ConfiguredHeaders
 {
     public ConfiguredHeaders(PeregrineOptions options)
     {
-        Extra = options.Headers.Select(h => (h.Key, new StringValues(h.Value))).ToArray();
         Cors = CorsPolicy.Create(options.CorsOrigins);
+        Extra = [.. options.Headers.Select(h => (h.Key, new StringValues(h.Value))), .. Cors.HeadersForEveryRequest];
         Vary = Cors.VariesByOrigin ? "Origin" : StringValues.Empty;
         VaryNegotiable = Cors.VariesByOrigin ? "Accept-Encoding, Origin" : "Accept-Encoding";
     }
 
+    /// <summary>
+    /// Headers every file response carries: the configured ones, and CORS's when it allows any
+    /// origin. Those that depend on the request's Origin come from <see cref="Cors"/>.
+    /// </summary>
     public (string Name, StringValues Value)[] Extra { get; }
 
     public CorsPolicy Cors { get; }

@@ -19,7 +19,6 @@ namespace Peregrine;
 internal sealed partial class PeregrineMiddleware
 {
     private static readonly StringValues s_allow = "GET, HEAD";
-    private static readonly StringValues s_varyAcceptEncoding = "Accept-Encoding";
     private static readonly StringValues s_acceptRanges = "bytes";
     private static readonly StringValues s_noCache = "no-cache";
 
@@ -37,19 +36,12 @@ internal sealed partial class PeregrineMiddleware
         _logger = loggerFactory.CreateLogger("Peregrine");
         var options = catalog.Options;
         _requestPath = options.RequestPath.Value ?? "";
-        var configured = catalog.Headers;
-        _extraHeaders = configured.Extra;
-        _cors = configured.Cors;
-        _vary = configured.Vary;
-        _varyNegotiable = configured.VaryNegotiable;
+        _headers = catalog.Headers;
         _spaFallback = options.SpaFallback is { } spa ? "/" + spa : null;
         catalog.Start();
     }
 
-    private readonly (string Name, StringValues Value)[] _extraHeaders;
-    private readonly CorsPolicy _cors;
-    private readonly StringValues _vary;
-    private readonly StringValues _varyNegotiable;
+    private readonly ConfiguredHeaders _headers;
     private readonly string? _spaFallback;
 
     public Task Invoke(HttpContext context)
@@ -159,9 +151,9 @@ internal sealed partial class PeregrineMiddleware
         var isHead = HttpMethods.IsHead(method);
         if (!isHead && !HttpMethods.IsGet(method))
         {
-            if (_cors.IsPreflight(request))
+            if (_headers.Cors.IsPreflight(request))
             {
-                _cors.AnswerPreflight(request, response);
+                _headers.Cors.AnswerPreflight(request, response);
                 _metrics.Served(StatusCodes.Status204NoContent, 0, fromMemory: true, 0);
                 return Task.CompletedTask;
             }
@@ -185,31 +177,8 @@ internal sealed partial class PeregrineMiddleware
         }
 
         var headers = response.Headers;
-        var representation = entry.Identity;
-        if (entry.Negotiable)
-        {
-            // RFC 9110 §12.5.5: every response whose representation depends on Accept-Encoding
-            // says so, 304 and HEAD included, and before the variants exist too.
-            headers.Vary = _varyNegotiable;
-            representation = Select(request.Headers.AcceptEncoding, entry);
-        }
-        else if (_vary.Count != 0)
-        {
-            headers.Vary = _vary;
-        }
-
-        // Validators and caching go on every 200, 206 and 304 alike (RFC 9110 §15.4.5).
-        headers.ETag = representation.ETag;
-        headers.LastModified = entry.LastModifiedHeader;
-        if (cacheControl.Count != 0)
-        {
-            headers.CacheControl = cacheControl;
-        }
-
-        if (_extraHeaders.Length != 0 || _cors.Enabled)
-        {
-            AddConfiguredHeaders(request, headers);
-        }
+        var representation = entry.Negotiable ? Select(request.Headers.AcceptEncoding, entry) : entry.Identity;
+        SetEntityHeaders(request, headers, entry, representation.ETag, entry.LastModifiedHeader, cacheControl);
 
         // Preconditions compare against the representation that would be sent (§13.1).
         switch (Preconditions.Preconditions.Evaluate(request.Headers, representation.ETag, entry.LastModifiedHeader, entry.LastModified))
@@ -255,14 +224,34 @@ internal sealed partial class PeregrineMiddleware
     private static long Saved(CatalogEntry entry, Representation representation)
         => ReferenceEquals(representation, entry.Identity) ? 0 : entry.Identity.Length - representation.Length;
 
-    private void AddConfiguredHeaders(HttpRequest request, IHeaderDictionary headers)
+    /// <summary>
+    /// What every 200, 206 and 304 for an entry carries (RFC 9110 §15.4.5): Vary, the validators,
+    /// Cache-Control and the configured headers. A negotiable file says Vary: Accept-Encoding on
+    /// every response, 304 and HEAD included, and before its variants exist too (§12.5.5).
+    /// </summary>
+    private void SetEntityHeaders(HttpRequest request, IHeaderDictionary headers, CatalogEntry entry, StringValues etag, StringValues lastModified, StringValues cacheControl)
     {
-        foreach (var (name, value) in _extraHeaders)
+        if (_headers.VaryFor(entry) is { Count: > 0 } vary)
+        {
+            headers.Vary = vary;
+        }
+
+        headers.ETag = etag;
+        headers.LastModified = lastModified;
+        if (cacheControl.Count != 0)
+        {
+            headers.CacheControl = cacheControl;
+        }
+
+        foreach (var (name, value) in _headers.Extra)
         {
             headers[name] = value;
         }
 
-        _cors.AddResponseHeaders(request, headers);
+        if (_headers.Cors.VariesByOrigin)
+        {
+            _headers.Cors.AddResponseHeaders(request, headers);
+        }
     }
 
     /// <summary>
@@ -348,19 +337,11 @@ internal sealed partial class PeregrineMiddleware
 
         var response = context.Response;
         var headers = response.Headers;
+
+        // The Cache-Control chosen for this request (an SPA fallback's no-cache, say) survives the clear.
+        var cacheControl = headers.CacheControl;
         response.Clear();
-        headers.ETag = fresh.ETag;
-        headers.LastModified = fresh.LastModified.ToString("r");
-        if (entry.CacheControl.Count != 0)
-        {
-            headers.CacheControl = entry.CacheControl;
-        }
-
-        if (entry.Negotiable)
-        {
-            headers.Vary = s_varyAcceptEncoding;
-        }
-
+        SetEntityHeaders(context.Request, headers, entry, fresh.ETag, fresh.LastModified.ToString("r"), cacheControl);
         headers.ContentType = entry.ContentType;
         response.ContentLength = fresh.Content.Length;
         _metrics.Served(StatusCodes.Status200OK, fresh.Content.Length, fromMemory: false, 0);

@@ -39,6 +39,14 @@ internal sealed class CorsPolicy
     /// <summary>True when the answer depends on the Origin header, so caches must key on it.</summary>
     public bool VariesByOrigin => !_any && _origins.Count != 0;
 
+    /// <summary>
+    /// The headers that do not depend on the request: with any origin allowed, every response
+    /// says so, whether or not the request carried an Origin (a shared cache may hand it to a
+    /// cross-origin fetch later).
+    /// </summary>
+    public (string Name, StringValues Value)[] HeadersForEveryRequest
+        => _any ? [("Access-Control-Allow-Origin", s_any), ("Access-Control-Expose-Headers", s_expose)] : [];
+
     public bool IsPreflight(HttpRequest request)
         => Enabled && HttpMethods.IsOptions(request.Method)
             && request.Headers.Origin.Count != 0

@@ -320,7 +320,7 @@ internal sealed class Http1FastPath
         close = false;
         written = 0;
         var snapshot = _catalog.Current;
-        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.Cors.Enabled) || request.Path.Length > 1024)
+        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.Cors.VariesByOrigin) || request.Path.Length > 1024)
         {
             return false;
         }

@@ -25,8 +25,11 @@ internal sealed class ResponseBlocks
     /// <summary>The same headers, in the same values, as the middleware sets for this entry.</summary>
     public static ResponseBlocks Create(CatalogEntry entry, Representation representation, StringValues vary, (string Name, StringValues Value)[] extraHeaders, bool serverHeader)
     {
+        // A configured header replaces the built-in one of the same name, as in the middleware
+        // (which assigns it after Cache-Control) and in Kestrel (which adds no Server then).
+        bool Configured(string name) => extraHeaders.Any(h => string.Equals(h.Name, name, StringComparison.OrdinalIgnoreCase));
         var common = new StringBuilder();
-        if (serverHeader)
+        if (serverHeader && !Configured("Server"))
         {
             // Kestrel's AddServerHeader, on unless the host turns it off.
             Line(common, "Server", "Kestrel");
@@ -34,7 +37,11 @@ internal sealed class ResponseBlocks
 
         Line(common, "ETag", representation.ETag);
         Line(common, "Last-Modified", entry.LastModifiedHeader);
-        Line(common, "Cache-Control", entry.CacheControl);
+        if (!Configured("Cache-Control"))
+        {
+            Line(common, "Cache-Control", entry.CacheControl);
+        }
+
         Line(common, "Vary", vary);
         foreach (var (name, value) in extraHeaders)
         {

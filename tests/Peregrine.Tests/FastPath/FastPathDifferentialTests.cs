@@ -165,7 +165,7 @@ public sealed class FastPathDifferentialTests : IAsyncLifetime
 
     private string Expand(string head) => head.Replace("{etag}", _etag).Replace("{lm}", _lastModified);
 
-    private static async Task<byte[]> ExchangeAsync(PeregrineHost host, string request)
+    internal static async Task<byte[]> ExchangeAsync(PeregrineHost host, string request)
     {
         using var client = new TcpClient();
         await client.ConnectAsync(host.Address.Host, host.Address.Port);
@@ -186,7 +186,7 @@ public sealed class FastPathDifferentialTests : IAsyncLifetime
     }
 
     /// <summary>The response stream with each head's lines sorted and its Date line removed.</summary>
-    private static string Normalise(byte[] raw)
+    internal static string Normalise(byte[] raw)
     {
         var text = Encoding.Latin1.GetString(raw);
         var result = new StringBuilder();

@@ -19,6 +19,7 @@ public sealed class DiskServingTests : IAsyncLifetime
         _host = await PeregrineHost.StartAsync(_tree.Root, options =>
         {
             options.MaxCachedFileSize = 0;
+            options.Headers["X-Content-Type-Options"] = "nosniff";
 
             // Without a watcher the index keeps the deleted file, which is the case to test.
             options.Watch.Enabled = false;
@@ -73,6 +74,10 @@ public sealed class DiskServingTests : IAsyncLifetime
         Assert.Equal(replacement, await after.Content.ReadAsByteArrayAsync());
         Assert.Equal(1234, after.Content.Headers.ContentLength);
         Assert.NotEqual(before.Headers.ETag, after.Headers.ETag);
+
+        // The new version carries the same configured headers as the indexed one did.
+        Assert.Equal(["nosniff"], before.Headers.GetValues("X-Content-Type-Options"));
+        Assert.Equal(["nosniff"], after.Headers.GetValues("X-Content-Type-Options"));
     }
 
     private static byte[] Bytes(int size)
