@@ -40,7 +40,7 @@ static class Lookup
                 entries[key] = CatalogEntry.ForDirectoryRedirect(key, key + "/");
             }
 
-            var snapshot = new CatalogSnapshot(entries, size, 0, 0, "/", default);
+            var snapshot = new CatalogSnapshot(entries, size, 0, "/", default);
             var frozen = entries.ToFrozenDictionary(StringComparer.Ordinal).GetAlternateLookup<ReadOnlySpan<char>>();
             var random = new Random(1);
             var streams = new (string Name, char[][] Probes)[]

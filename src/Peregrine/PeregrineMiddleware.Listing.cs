@@ -29,7 +29,7 @@ internal sealed partial class PeregrineMiddleware
         }
         else
         {
-            var baseHref = request.PathBase.ToUriComponent() + _catalog.Options.RequestPath.ToUriComponent() + entry.ListingPath;
+            var baseHref = request.PathBase.ToUriComponent() + _requestPathUri + entry.ListingPath;
             body = DirectoryListing.RenderHtml(prefix + entry.RelativePath + "/", baseHref, entry.RelativePath.Length == 0, listing, query);
             headers.ContentType = DirectoryListing.HtmlContentType;
             headers.ContentSecurityPolicy = s_listingCsp;

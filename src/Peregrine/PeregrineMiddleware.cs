@@ -28,6 +28,9 @@ internal sealed partial class PeregrineMiddleware
     private readonly ILogger _logger;
     private readonly string _requestPath;
 
+    /// <summary>The mount point, escaped for a URI, for redirects and listing links.</summary>
+    private readonly string _requestPathUri;
+
     public PeregrineMiddleware(RequestDelegate next, FileCatalog catalog, PeregrineMetrics metrics, ILoggerFactory loggerFactory)
     {
         _next = next;
@@ -36,6 +39,7 @@ internal sealed partial class PeregrineMiddleware
         _logger = loggerFactory.CreateLogger("Peregrine");
         var options = catalog.Options;
         _requestPath = options.RequestPath.Value ?? "";
+        _requestPathUri = options.RequestPath.ToUriComponent();
         _headers = catalog.Headers;
         _spaFallback = options.SpaFallback is { } spa ? "/" + spa : null;
         catalog.Start();
@@ -370,7 +374,7 @@ internal sealed partial class PeregrineMiddleware
         // index document resolve; the query string is kept.
         var request = context.Request;
         var location = request.PathBase.ToUriComponent()
-            + _catalog.Options.RequestPath.ToUriComponent()
+            + _requestPathUri
             + entry.RedirectPath
             + request.QueryString.ToUriComponent();
         context.Response.StatusCode = StatusCodes.Status301MovedPermanently;

@@ -61,7 +61,7 @@ internal sealed class CatalogBuilder
         var fileCount = entries.Count;
         AddDirectories(entries, directories);
 
-        var snapshot = new CatalogSnapshot(entries, fileCount, totalBytes, cachedBytes, root, identity);
+        var snapshot = new CatalogSnapshot(entries, fileCount, cachedBytes, root, identity);
         PeregrineLog.Indexed(_logger, fileCount, totalBytes, cachedBytes, root, stopwatch.ElapsedMilliseconds);
         return snapshot;
     }

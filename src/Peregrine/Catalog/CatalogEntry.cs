@@ -19,7 +19,8 @@ internal sealed class CatalogEntry
     /// <summary>
     /// The resolved file the bytes come from; empty for a directory redirect. Made on each call
     /// from the root and <see cref="RelativePath"/> unless the file was reached through a link:
-    /// a million-file tree then holds no second copy of every path (about 140 bytes an entry).
+    /// a file held in memory then keeps no second copy of its path (about 140 bytes an entry).
+    /// A file read from disk keeps one, in its identity <see cref="Representation.PhysicalPath"/>.
     /// </summary>
     public string PhysicalPath => _physicalPath ?? (_root is null ? "" : string.Concat(_root, RelativePath));
 

@@ -10,14 +10,13 @@ internal sealed class CatalogSnapshot
 {
     private readonly PathIndex _index;
 
-    public CatalogSnapshot(Dictionary<string, CatalogEntry> entries, int fileCount, long totalBytes, long cachedBytes, string root, FileIdentity rootIdentity)
+    public CatalogSnapshot(Dictionary<string, CatalogEntry> entries, int fileCount, long cachedBytes, string root, FileIdentity rootIdentity)
     {
         Root = root;
         RootIdentity = rootIdentity;
         // Ordinal: paths are case-sensitive, as the file systems Peregrine is meant for are.
         _index = PathIndex.Create(entries);
         FileCount = fileCount;
-        TotalBytes = totalBytes;
         CachedBytes = cachedBytes;
     }
 
@@ -29,8 +28,7 @@ internal sealed class CatalogSnapshot
 
     public int FileCount { get; }
 
-    public long TotalBytes { get; }
-
+    /// <summary>Bytes of file content held in memory.</summary>
     public long CachedBytes { get; }
 
     public int Count => _index.Count;

@@ -16,6 +16,7 @@ internal sealed class CatalogWatcher : IDisposable
     private readonly Timer _rootCheck;
     private readonly Timer? _poll;
     private FileSystemWatcher? _watcher;
+    private Timer? _fallback;
     private string _watchedRoot = "";
 
     public CatalogWatcher(FileCatalog catalog, PeregrineOptions options, ILogger logger)
@@ -64,15 +65,22 @@ internal sealed class CatalogWatcher : IDisposable
                 watcher.Error += (_, _) => _catalog.RequestRefresh();
                 watcher.EnableRaisingEvents = true;
                 _watcher = watcher;
+                _fallback?.Dispose();
+                _fallback = null;
             }
             catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or ArgumentException or PlatformNotSupportedException)
             {
                 // Typically the inotify watch or instance limit. Polling keeps the index
                 // current, more slowly.
-                PeregrineLog.WatcherUnavailable(_logger, root, ex.Message);
-                _poll?.Dispose();
-                var fallback = TimeSpan.FromSeconds(2);
-                _ = new Timer(_ => _catalog.RequestRefresh(), null, fallback, fallback);
+                // One fallback timer, kept (an unreferenced timer can be collected) however
+                // often a rebuild retries the watcher.
+                if (_fallback is null)
+                {
+                    PeregrineLog.WatcherUnavailable(_logger, root, ex.Message);
+                    _poll?.Dispose();
+                    var every = TimeSpan.FromSeconds(2);
+                    _fallback = new Timer(_ => _catalog.RequestRefresh(), null, every, every);
+                }
             }
         }
     }
@@ -132,6 +140,7 @@ internal sealed class CatalogWatcher : IDisposable
         lock (_rootCheck)
         {
             _watcher?.Dispose();
+            _fallback?.Dispose();
         }
     }
 }

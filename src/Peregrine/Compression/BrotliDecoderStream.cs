@@ -5,10 +5,10 @@ namespace Peregrine.Compression;
 
 /// <summary>
 /// A strict Brotli (RFC 7932) decoding stream for checking sidecars and cache files.
-/// <see cref="BrotliStream"/> is lenient where a check must not be: it returns a short read for
-/// a truncated stream, ignores bytes after the end of the stream (which would then be sent to
-/// clients whose decoders may reject them), and reports bad data as
-/// <see cref="InvalidOperationException"/>. Here each of those is an <see cref="InvalidDataException"/>.
+/// <see cref="BrotliStream"/> is lenient where a check must not be: it ignores bytes after the
+/// end of the stream (which would then be sent to clients whose decoders may reject them), and
+/// reports bad data as <see cref="InvalidOperationException"/>. Here trailing bytes, a truncated
+/// stream and bad data are each an <see cref="InvalidDataException"/>.
 /// </summary>
 internal sealed class BrotliDecoderStream : ReadOnlyStream
 {

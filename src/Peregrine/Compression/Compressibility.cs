@@ -31,8 +31,6 @@ internal static class Compressibility
         "application/toml",
         "application/graphql",
         "application/x-ndjson",
-        "application/geo+json",
-        "application/vnd.api+json",
     };
 
     public static bool IsCompressible(string contentType)

@@ -99,7 +99,8 @@ internal sealed partial class Compressor
     private Representation? FromSidecar(EntryWork work, ContentCoding coding)
     {
         var path = work.Entry.PhysicalPath + Encoders.SidecarExtension(coding);
-        switch (FileSystemProbe.KindOf(path))
+        var sidecar = FileSystemProbe.Probe(path);
+        switch (sidecar.Kind)
         {
             case FileKind.Missing:
                 return null;
@@ -111,8 +112,8 @@ internal sealed partial class Compressor
                 return null;
         }
 
-        var info = new FileInfo(path);
-        if (info.LastWriteTimeUtc < work.SourceWriteTimeUtc)
+        // Against the source's time as indexed: a source changed since is indexed again anyway.
+        if (sidecar.LastWriteTicks < work.Entry.LastWriteTicks)
         {
             // Refused without being read: the usual sign of a build step that changed the file
             // and not its sidecar, which the operator should hear about.
@@ -124,12 +125,12 @@ internal sealed partial class Compressor
             return null;
         }
 
-        if (!IsWorthKeeping(work.Entry.Identity.Length, info.Length))
+        if (!IsWorthKeeping(work.Entry.Identity.Length, sidecar.Length))
         {
             return null;
         }
 
-        var variant = LoadVerified(work, coding, path, info.Length, out var reason);
+        var variant = LoadVerified(work, coding, path, sidecar.Length, out var reason);
         if (variant is null)
         {
             WarnOnce(path, reason!);
@@ -420,8 +421,6 @@ internal sealed partial class Compressor
     /// <summary>What is known about one entry while its variants are chosen.</summary>
     private sealed class EntryWork
     {
-        private DateTime? _sourceWriteTimeUtc;
-
         public EntryWork(CatalogEntry entry)
         {
             Entry = entry;
@@ -439,7 +438,5 @@ internal sealed partial class Compressor
 
         /// <summary>Set when the file on disk no longer holds the bytes this entry was indexed with.</summary>
         public bool SourceChanged { get; set; }
-
-        public DateTime SourceWriteTimeUtc => _sourceWriteTimeUtc ??= File.GetLastWriteTimeUtc(Entry.PhysicalPath);
     }
 }

@@ -13,12 +13,6 @@ internal static class Encoders
     /// <summary>Brotli's highest quality: slow to encode, as fast as any to decode, and done once.</summary>
     public const int BrotliQuality = 11;
 
-    /// <summary>
-    /// The zlib level gzip is produced at. <see cref="CompressionLevel.SmallestSize"/> is how .NET
-    /// spells zlib's level 9 (Z_BEST_COMPRESSION), with the default strategy and memory level.
-    /// </summary>
-    public const int GzipLevel = 9;
-
     // RFC 7932 §9.1: the window holds (1 << WBITS) - 16 bytes, WBITS from 10 to 24.
     private const int MinBrotliWindow = 10;
     private const int MaxBrotliWindow = 24;

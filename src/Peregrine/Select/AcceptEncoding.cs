@@ -189,24 +189,14 @@ internal static class AcceptEncoding
                 return i;
             }
 
-            i++;
-            while (i < line.Length)
-            {
-                var c = line[i];
-                if (c == '"')
-                {
-                    i++;
-                    break;
-                }
-
-                // quoted-pair: the escaped character never closes the string.
-                i += c == '\\' ? 2 : 1;
-            }
-
-            if (i >= line.Length)
+            // A comma inside a quoted-string does not end the element; an unclosed one runs to the end.
+            var quoted = QuotedStringLength(line[i..]);
+            if (quoted < 0)
             {
                 return line.Length;
             }
+
+            i += quoted;
         }
     }
 

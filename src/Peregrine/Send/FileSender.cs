@@ -46,8 +46,10 @@ internal static class FileSender
     /// <summary>True when the open file still has the indexed length and modification time.</summary>
     private static bool IsVersion(SafeFileHandle handle, long expectedLength, long? expectedLastWriteTicks)
     {
-        return RandomAccess.GetLength(handle) == expectedLength
-            && (expectedLastWriteTicks is not { } ticks || File.GetLastWriteTimeUtc(handle).Ticks == ticks);
+        // One fstat(2), read the way the catalog read the indexed length and time.
+        var facts = Catalog.FileSystemProbe.Probe(handle);
+        return facts.Length == expectedLength
+            && (expectedLastWriteTicks is not { } ticks || facts.LastWriteTicks == ticks);
     }
 
     /// <summary>

@@ -32,8 +32,7 @@ internal sealed class FreshVersion
             try
             {
                 using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
-                var length = RandomAccess.GetLength(handle);
-                var before = File.GetLastWriteTimeUtc(handle).Ticks;
+                var (_, length, before) = Catalog.FileSystemProbe.Probe(handle);
                 if (length > limit)
                 {
                     return null;
@@ -52,7 +51,7 @@ internal sealed class FreshVersion
                     read += n;
                 }
 
-                if (read == length && RandomAccess.GetLength(handle) == length && File.GetLastWriteTimeUtc(handle).Ticks == before)
+                if (read == length && Catalog.FileSystemProbe.Probe(handle) is { } after && after.Length == length && after.LastWriteTicks == before)
                 {
                     var seconds = before - (before % TimeSpan.TicksPerSecond);
                     return new FreshVersion(content, EntityTag.Compute(content), new DateTimeOffset(seconds, TimeSpan.Zero));

@@ -109,7 +109,9 @@ public sealed class ChurnTests
         stop.Cancel();
         await mutator;
 
-        Assert.True(responses >= MinimumResponses);
+        // Three files in four are never deleted, so most responses must have been checked
+        // bytes against ETag, not passed over as a deleted file's 404.
+        Assert.True(responses - notFound >= MinimumResponses / 2, $"only {responses - notFound} of {responses} responses were 200s");
         Assert.True(failures.IsEmpty, $"{failures.Count} of {responses} responses failed, e.g. {string.Join("; ", failures.Take(5))}");
     }
 
