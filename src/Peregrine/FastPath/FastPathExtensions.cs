@@ -44,9 +44,7 @@ public static class PeregrineFastPathExtensions
             catalog,
             services.GetRequiredService<PeregrineMetrics>(),
             reservedPaths,
-            kestrel.Limits.KeepAliveTimeout,
-            kestrel.Limits.RequestHeadersTimeout,
-            kestrel.AddServerHeader,
-            kestrel.Limits.MinResponseDataRate);
+            kestrel.Limits,
+            kestrel.AddServerHeader);
     }
 }

@@ -24,7 +24,7 @@ namespace Peregrine.FastPath;
 /// The responses are the middleware's, header for header; the differential tests hold the two
 /// to that.
 /// </summary>
-internal sealed class Http1FastPath
+internal sealed partial class Http1FastPath
 {
     // Kestrel's own default (KestrelServerLimits.MaxRequestHeadersTotalSize): a longer head goes
     // to Kestrel, which refuses it with its own status.
@@ -53,9 +53,15 @@ internal sealed class Http1FastPath
     private readonly TimeSpan _headersTimeout;
     private readonly MinDataRate? _minResponseDataRate;
 
-    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, TimeSpan keepAliveTimeout, TimeSpan headersTimeout, bool serverHeader, MinDataRate? minResponseDataRate = null)
+    /// <summary>Kestrel's limits for this server: a request beyond them is Kestrel's to refuse.</summary>
+    private readonly KestrelServerLimits _limits;
+
+    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader)
     {
-        _minResponseDataRate = minResponseDataRate;
+        _limits = limits;
+        _keepAliveTimeout = limits.KeepAliveTimeout;
+        _headersTimeout = limits.RequestHeadersTimeout;
+        _minResponseDataRate = limits.MinResponseDataRate;
         _serverHeader = serverHeader;
         var options = catalog.Options;
         _catalog = catalog;
@@ -63,8 +69,6 @@ internal sealed class Http1FastPath
         _reserved = new HashSet<string>(reservedPaths, StringComparer.OrdinalIgnoreCase);
         _headers = catalog.Headers;
         _reservedLookup = _reserved.GetAlternateLookup<ReadOnlySpan<char>>();
-        _keepAliveTimeout = keepAliveTimeout;
-        _headersTimeout = headersTimeout;
 
         // Under a mount point every request goes the middleware's way: the fast path serves the
         // root's paths only. (Misses, and so SPA fallbacks, are always handed off.)
@@ -235,172 +239,4 @@ internal sealed class Http1FastPath
             pending = output.FlushAsync();
         }
     }
-
-    private enum Outcome : byte
-    {
-        NeedMore,
-        HandOff,
-        Close,
-
-        /// <summary><see cref="FlushThreshold"/> bytes of responses wait: flush before answering more.</summary>
-        Flush,
-    }
-
-    /// <summary>Answers every complete request in <paramref name="buffer"/> (pipelining), leaving it at the first one not answered.</summary>
-    private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output)
-    {
-        long written = 0;
-        while (!buffer.IsEmpty)
-        {
-            ReadOnlySpan<byte> head;
-            byte[]? rented = null;
-            var first = buffer.FirstSpan;
-            var end = first.IndexOf("\r\n\r\n"u8);
-            if (end >= 0)
-            {
-                head = first[..(end + 4)];
-            }
-            else if (buffer.IsSingleSegment)
-            {
-                return Outcome.NeedMore;
-            }
-            else
-            {
-                // The head straddles two of the pipe's segments: copy it out once.
-                var reader = new SequenceReader<byte>(buffer);
-                if (!reader.TryReadTo(out ReadOnlySequence<byte> sequence, "\r\n\r\n"u8))
-                {
-                    return Outcome.NeedMore;
-                }
-
-                var length = (int)sequence.Length + 4;
-                if (length > MaxHeadBytes)
-                {
-                    return Outcome.HandOff;
-                }
-
-                rented = ArrayPool<byte>.Shared.Rent(length);
-                buffer.Slice(0, length).CopyTo(rented);
-                head = rented.AsSpan(0, length);
-            }
-
-            try
-            {
-                if (!TryRespond(head, output, out var close, out var bytes))
-                {
-                    return Outcome.HandOff;
-                }
-
-                buffer = buffer.Slice(head.Length);
-                if (close)
-                {
-                    return Outcome.Close;
-                }
-
-                written += bytes;
-                if (written >= FlushThreshold && !buffer.IsEmpty)
-                {
-                    return Outcome.Flush;
-                }
-            }
-            finally
-            {
-                if (rented is not null)
-                {
-                    ArrayPool<byte>.Shared.Return(rented);
-                }
-            }
-        }
-
-        return Outcome.NeedMore;
-    }
-
-    private bool TryRespond(ReadOnlySpan<byte> head, PipeWriter output, out bool close, out long written)
-    {
-        close = false;
-        written = 0;
-        var snapshot = _catalog.Current;
-        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.Cors.VariesByOrigin) || request.Path.Length > 1024)
-        {
-            return false;
-        }
-
-        Span<char> path = stackalloc char[request.Path.Length];
-        Ascii.ToUtf16(request.Path, path, out _);
-        if (!snapshot.TryFind(path, out var entry) || !entry.IsFile || (_reserved.Count != 0 && IsReserved(path)))
-        {
-            // Redirects, listings, misses and SPA fallbacks are the middleware's.
-            return false;
-        }
-
-        var representation = entry.Identity;
-        if (entry.Negotiable && !request.AcceptEncoding.IsEmpty && entry.Encoded is { Available: not ContentCodings.None } encoded)
-        {
-            if (request.AcceptEncoding.Length > 512)
-            {
-                return false;
-            }
-
-            Span<char> accept = stackalloc char[request.AcceptEncoding.Length];
-            Ascii.ToUtf16(request.AcceptEncoding, accept, out _);
-            if (AcceptEncoding.TrySelect(accept, encoded.Available, out var coding))
-            {
-                representation = encoded.Get(coding) ?? entry.Identity;
-            }
-        }
-
-        if (representation.Content is not { } content)
-        {
-            return false;
-        }
-
-        // RFC 9110 §13.2.2, for the two preconditions browsers send. Anything subtler (a date
-        // that is not our own Last-Modified verbatim, If-Match, ranges) was handed off above.
-        var notModified = false;
-        if (!request.IfNoneMatch.IsEmpty)
-        {
-            if (request.IfNoneMatch.Length > 1024)
-            {
-                return false;
-            }
-
-            Span<char> tags = stackalloc char[request.IfNoneMatch.Length];
-            Ascii.ToUtf16(request.IfNoneMatch, tags, out _);
-            notModified = Preconditions.Preconditions.ValueMatches(tags, representation.ETag.ToString(), weak: true);
-        }
-        else if (!request.IfModifiedSince.IsEmpty)
-        {
-            var lastModified = entry.LastModifiedHeader.ToString();
-            if (request.IfModifiedSince.Length != lastModified.Length || !Ascii.Equals(request.IfModifiedSince, lastModified))
-            {
-                return false;
-            }
-
-            notModified = true;
-        }
-
-        var blocks = representation.FastPathBlocks ??= ResponseBlocks.Create(entry, representation, _headers.VaryFor(entry), _headers.Extra, _serverHeader);
-        output.Write(notModified ? blocks.NotModified : blocks.Ok);
-        output.Write(HttpDate.Line);
-        if (request.Close)
-        {
-            output.Write(CloseLine);
-            close = true;
-        }
-
-        output.Write("\r\n"u8);
-        var bodyBytes = notModified || request.IsHead ? 0 : content.Length;
-        if (bodyBytes != 0)
-        {
-            output.Write(content);
-        }
-
-        written = bodyBytes + (notModified ? blocks.NotModified.Length : blocks.Ok.Length);
-
-        _metrics.Served(notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK, bodyBytes, fromMemory: true,
-            ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
-        return true;
-    }
-
-    private bool IsReserved(ReadOnlySpan<char> path) => _reservedLookup.Contains(path);
 }
