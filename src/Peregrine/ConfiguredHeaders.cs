@@ -13,14 +13,17 @@ internal sealed class ConfiguredHeaders
     public ConfiguredHeaders(PeregrineOptions options)
     {
         Cors = CorsPolicy.Create(options.CorsOrigins);
-        Extra = [.. options.Headers.Select(h => (h.Key, new StringValues(h.Value))), .. Cors.HeadersForEveryRequest];
+        // A header the user configured by name is theirs: it replaces CORS's any-origin header of
+        // the same name, as it replaces the built-in Cache-Control.
+        (string Name, StringValues Value)[] configured = [.. options.Headers.Select(h => (h.Key, new StringValues(h.Value)))];
+        Extra = [.. configured, .. Cors.HeadersForEveryRequest.Where(c => !configured.Any(h => string.Equals(h.Name, c.Name, StringComparison.OrdinalIgnoreCase)))];
         Vary = Cors.VariesByOrigin ? "Origin" : StringValues.Empty;
         VaryNegotiable = Cors.VariesByOrigin ? "Accept-Encoding, Origin" : "Accept-Encoding";
     }
 
     /// <summary>
     /// Headers every file response carries: the configured ones, and CORS's when it allows any
-    /// origin. Those that depend on the request's Origin come from <see cref="Cors"/>.
+    /// origin, one of each name. Those that depend on the request's Origin come from <see cref="Cors"/>.
     /// </summary>
     public (string Name, StringValues Value)[] Extra { get; }
 

@@ -17,7 +17,9 @@ internal sealed partial class PeregrineMiddleware
     private static readonly string s_boundary = MultipartByteRanges.NewBoundary();
     private static readonly StringValues s_multipartContentType = MultipartByteRanges.ContentType(s_boundary);
 
-    private Task ServeRanges(HttpContext context, CatalogEntry entry, Representation representation, StringValues rangeHeader)
+    private static readonly StringValues s_acceptRanges = "bytes";
+
+    private Task ServeRanges(HttpContext context, CatalogEntry entry, Representation representation, FileResponse described, StringValues rangeHeader)
     {
         var request = context.Request;
         var response = context.Response;
@@ -35,6 +37,7 @@ internal sealed partial class PeregrineMiddleware
             case RangeOutcome.Unsatisfiable:
                 // §15.5.17: 416 names the current length.
                 response.StatusCode = StatusCodes.Status416RangeNotSatisfiable;
+                headers.AcceptRanges = s_acceptRanges;
                 headers.ContentRange = "bytes */" + length.ToString(CultureInfo.InvariantCulture);
                 response.ContentLength = 0;
                 _metrics.Served(StatusCodes.Status416RangeNotSatisfiable, 0, fromMemory: true, 0);
@@ -43,9 +46,8 @@ internal sealed partial class PeregrineMiddleware
             case RangeOutcome.Partial when count == 1:
                 var single = ranges[0];
                 response.StatusCode = StatusCodes.Status206PartialContent;
+                described.WriteContent(headers);
                 headers.ContentRange = ContentRange(single, length);
-                headers.ContentType = entry.ContentType;
-                headers.ContentEncoding = representation.ContentEncoding;
                 response.ContentLength = single.Length;
                 _metrics.Served(StatusCodes.Status206PartialContent, single.Length, representation.Content is not null, 0);
                 return representation.Content is { } content
@@ -58,15 +60,14 @@ internal sealed partial class PeregrineMiddleware
                 var selected = ranges[..count].ToArray();
                 var partType = entry.ContentType.ToString();
                 response.StatusCode = StatusCodes.Status206PartialContent;
+                described.WriteContent(headers);
                 headers.ContentType = s_multipartContentType;
-                headers.ContentEncoding = representation.ContentEncoding;
                 response.ContentLength = MultipartByteRanges.ComputeLength(selected, length, partType, s_boundary);
                 _metrics.Served(StatusCodes.Status206PartialContent, response.ContentLength.Value, representation.Content is not null, 0);
                 return SendMultipartAsync(context, entry, representation, selected, partType);
 
             default:
-                headers.ContentType = entry.ContentType;
-                headers.ContentEncoding = representation.ContentEncoding;
+                described.WriteContent(headers);
                 response.ContentLength = length;
                 _metrics.Served(StatusCodes.Status200OK, length, representation.Content is not null, Saved(entry, representation));
                 return representation.Content is { } whole

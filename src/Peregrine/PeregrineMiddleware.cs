@@ -19,7 +19,6 @@ namespace Peregrine;
 internal sealed partial class PeregrineMiddleware
 {
     private static readonly StringValues s_allow = "GET, HEAD";
-    private static readonly StringValues s_acceptRanges = "bytes";
     private static readonly StringValues s_noCache = "no-cache";
 
     private readonly RequestDelegate _next;
@@ -181,8 +180,13 @@ internal sealed partial class PeregrineMiddleware
         }
 
         var headers = response.Headers;
-        var representation = entry.Negotiable ? Select(request.Headers.AcceptEncoding, entry) : entry.Identity;
-        SetEntityHeaders(request, headers, entry, representation.ETag, entry.LastModifiedHeader, cacheControl);
+        var representation = RepresentationSelector.Select(entry, request.Headers.AcceptEncoding);
+        var described = FileResponse.For(entry, representation, _headers);
+        described.WriteEntity(headers, cacheControl);
+        if (_headers.Cors.VariesByOrigin)
+        {
+            _headers.Cors.AddResponseHeaders(request, headers);
+        }
 
         // Preconditions compare against the representation that would be sent (§13.1).
         switch (Preconditions.Preconditions.Evaluate(request.Headers, representation.ETag, entry.LastModifiedHeader, entry.LastModified))
@@ -198,17 +202,14 @@ internal sealed partial class PeregrineMiddleware
                 return Task.CompletedTask;
         }
 
-        headers.AcceptRanges = s_acceptRanges;
-
         // §14.2: GET is the only method with range semantics; HEAD ignores Range.
         var range = request.Headers.Range;
         if (range.Count != 0 && !isHead)
         {
-            return ServeRanges(context, entry, representation, range);
+            return ServeRanges(context, entry, representation, described, range);
         }
 
-        headers.ContentType = entry.ContentType;
-        headers.ContentEncoding = representation.ContentEncoding;
+        described.WriteContent(headers);
         response.ContentLength = representation.Length;
         var content = representation.Content;
         _metrics.Served(StatusCodes.Status200OK, isHead ? 0 : representation.Length, content is not null, Saved(entry, representation));
@@ -227,54 +228,6 @@ internal sealed partial class PeregrineMiddleware
 
     private static long Saved(CatalogEntry entry, Representation representation)
         => ReferenceEquals(representation, entry.Identity) ? 0 : entry.Identity.Length - representation.Length;
-
-    /// <summary>
-    /// What every 200, 206 and 304 for an entry carries (RFC 9110 §15.4.5): Vary, the validators,
-    /// Cache-Control and the configured headers. A negotiable file says Vary: Accept-Encoding on
-    /// every response, 304 and HEAD included, and before its variants exist too (§12.5.5).
-    /// </summary>
-    private void SetEntityHeaders(HttpRequest request, IHeaderDictionary headers, CatalogEntry entry, StringValues etag, StringValues lastModified, StringValues cacheControl)
-    {
-        if (_headers.VaryFor(entry) is { Count: > 0 } vary)
-        {
-            headers.Vary = vary;
-        }
-
-        headers.ETag = etag;
-        headers.LastModified = lastModified;
-        if (cacheControl.Count != 0)
-        {
-            headers.CacheControl = cacheControl;
-        }
-
-        foreach (var (name, value) in _headers.Extra)
-        {
-            headers[name] = value;
-        }
-
-        if (_headers.Cors.VariesByOrigin)
-        {
-            _headers.Cors.AddResponseHeaders(request, headers);
-        }
-    }
-
-    /// <summary>
-    /// The representation Accept-Encoding asks for among those made (RFC 9110 §12.5.3). When
-    /// the client refuses every one, identity included (<c>identity;q=0</c>), identity is sent
-    /// anyway, as §12.5.3 allows and nginx and Caddy do: a readable answer beats a 406.
-    /// </summary>
-    private static Representation Select(StringValues acceptEncoding, CatalogEntry entry)
-    {
-        var encoded = entry.Encoded;
-        if (encoded is null || encoded.Available == ContentCodings.None || acceptEncoding.Count == 0)
-        {
-            return entry.Identity;
-        }
-
-        return AcceptEncoding.TrySelect(acceptEncoding, encoded.Available, out var coding)
-            ? encoded.Get(coding) ?? entry.Identity
-            : entry.Identity;
-    }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static Task WriteAsync(HttpResponse response, ReadOnlyMemory<byte> content)
@@ -342,11 +295,20 @@ internal sealed partial class PeregrineMiddleware
         var response = context.Response;
         var headers = response.Headers;
 
-        // The Cache-Control chosen for this request (an SPA fallback's no-cache, say) survives the clear.
+        // The Cache-Control chosen for this request (an SPA fallback's no-cache, say) survives
+        // the clear. The fields are the identity representation's, with this version's validators.
         var cacheControl = headers.CacheControl;
         response.Clear();
-        SetEntityHeaders(context.Request, headers, entry, fresh.ETag, fresh.LastModified.ToString("r"), cacheControl);
-        headers.ContentType = entry.ContentType;
+        var described = FileResponse.For(entry, entry.Identity, _headers);
+        described.WriteEntity(headers, cacheControl);
+        headers.ETag = fresh.ETag;
+        headers.LastModified = fresh.LastModified.ToString("r");
+        if (_headers.Cors.VariesByOrigin)
+        {
+            _headers.Cors.AddResponseHeaders(context.Request, headers);
+        }
+
+        described.WriteContent(headers);
         response.ContentLength = fresh.Content.Length;
         _metrics.Served(StatusCodes.Status200OK, fresh.Content.Length, fromMemory: false, 0);
         await response.BodyWriter.WriteAsync(fresh.Content, context.RequestAborted);

@@ -45,6 +45,12 @@ internal sealed class Representation
     public byte[]? Content { get; }
 
     /// <summary>
+    /// The header fields every response for this representation carries, made on first use
+    /// (<see cref="Send.FileResponse.For"/>). Set once; a race makes two equal lists and keeps one.
+    /// </summary>
+    internal Send.FileResponse? Response;
+
+    /// <summary>
     /// The fast path's encoded header blocks for this representation, made on first use.
     /// Set once; a race makes two equal blocks and keeps one.
     /// </summary>

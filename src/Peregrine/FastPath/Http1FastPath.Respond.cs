@@ -1,28 +1,32 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Text;
-using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
-using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
-using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
-using Peregrine.Diagnostics;
 using Peregrine.Preconditions;
 using Peregrine.Select;
+using Peregrine.Send;
 
 namespace Peregrine.FastPath;
 
-// Answering one request head: lookup, negotiation, preconditions and the encoded response.
+// Answering one request head. The decisions are the middleware's own, called with the bytes the
+// fast path read: RepresentationSelector chooses, Preconditions decides 304, FileResponse says
+// what the response carries. What is left here is framing: the blocks, Date, Connection, body.
 internal sealed partial class Http1FastPath
 {
+    private static ReadOnlySpan<byte> CloseLine => "Connection: close\r\n"u8;
+
+    // Longer values are rare enough that the full stack may have them; these bound the stack
+    // copies below.
+    private const int MaxPathChars = 1024;
+    private const int MaxAcceptEncodingChars = 512;
+    private const int MaxIfNoneMatchChars = 1024;
+
     private bool TryRespond(ReadOnlySpan<byte> head, PipeWriter output, out bool close, out long written)
     {
         close = false;
         written = 0;
         var snapshot = _catalog.Current;
-        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.Cors.VariesByOrigin) || request.Path.Length > 1024)
+        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.Cors.VariesByOrigin) || request.Path.Length > MaxPathChars)
         {
             return false;
         }
@@ -36,52 +40,32 @@ internal sealed partial class Http1FastPath
         }
 
         var representation = entry.Identity;
-        if (entry.Negotiable && !request.AcceptEncoding.IsEmpty && entry.Encoded is { Available: not ContentCodings.None } encoded)
+        if (!request.AcceptEncoding.IsEmpty && RepresentationSelector.HasChoice(entry))
         {
-            if (request.AcceptEncoding.Length > 512)
+            if (request.AcceptEncoding.Length > MaxAcceptEncodingChars)
             {
                 return false;
             }
 
             Span<char> accept = stackalloc char[request.AcceptEncoding.Length];
             Ascii.ToUtf16(request.AcceptEncoding, accept, out _);
-            if (AcceptEncoding.TrySelect(accept, encoded.Available, out var coding))
-            {
-                representation = encoded.Get(coding) ?? entry.Identity;
-            }
+            representation = RepresentationSelector.Select(entry, accept);
         }
 
-        if (representation.Content is not { } content)
+        if (representation.Content is not { } content || request.IfNoneMatch.Length > MaxIfNoneMatchChars)
         {
             return false;
         }
 
-        // RFC 9110 §13.2.2, for the two preconditions browsers send. Anything subtler (a date
-        // that is not our own Last-Modified verbatim, If-Match, ranges) was handed off above.
-        var notModified = false;
-        if (!request.IfNoneMatch.IsEmpty)
+        Span<char> tags = stackalloc char[request.IfNoneMatch.Length];
+        Ascii.ToUtf16(request.IfNoneMatch, tags, out _);
+        if (!Preconditions.Preconditions.TryEvaluateRevalidation(tags, request.IfModifiedSince, representation.ETag, entry.LastModifiedHeader, out var precondition))
         {
-            if (request.IfNoneMatch.Length > 1024)
-            {
-                return false;
-            }
-
-            Span<char> tags = stackalloc char[request.IfNoneMatch.Length];
-            Ascii.ToUtf16(request.IfNoneMatch, tags, out _);
-            notModified = Preconditions.Preconditions.ValueMatches(tags, representation.ETag.ToString(), weak: true);
-        }
-        else if (!request.IfModifiedSince.IsEmpty)
-        {
-            var lastModified = entry.LastModifiedHeader.ToString();
-            if (request.IfModifiedSince.Length != lastModified.Length || !Ascii.Equals(request.IfModifiedSince, lastModified))
-            {
-                return false;
-            }
-
-            notModified = true;
+            return false;
         }
 
-        var blocks = representation.FastPathBlocks ??= ResponseBlocks.Create(entry, representation, _headers.VaryFor(entry), _headers.Extra, _serverHeader);
+        var notModified = precondition == PreconditionResult.NotModified;
+        var blocks = representation.FastPathBlocks ??= ResponseBlocks.Create(FileResponse.For(entry, representation, _headers), representation.Length, _serverHeader);
         output.Write(notModified ? blocks.NotModified : blocks.Ok);
         output.Write(HttpDate.Line);
         if (request.Close)

@@ -40,8 +40,6 @@ internal sealed partial class Http1FastPath
     // Beyond this a send deadline is no deadline (and TimeSpan would overflow): about 31 years.
     private const double MaxSendSeconds = 1e9;
 
-    private static ReadOnlySpan<byte> CloseLine => "Connection: close\r\n"u8;
-
     private readonly FileCatalog _catalog;
     private readonly PeregrineMetrics _metrics;
     private readonly HashSet<string> _reserved;

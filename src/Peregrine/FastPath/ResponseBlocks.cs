@@ -1,14 +1,17 @@
 using System.Globalization;
 using System.Text;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
+using Microsoft.Net.Http.Headers;
+using Peregrine.Send;
 
 namespace Peregrine.FastPath;
 
 /// <summary>
-/// The status line and headers of a 200 and a 304 for one representation, encoded once and
-/// reused by every fast-path response: only the Date line and the body are added per request.
-/// Each block ends after its last header line; the blank line is written by the sender.
+/// A <see cref="FileResponse"/> encoded as HTTP/1.1 header blocks, a 200 and a 304, once per
+/// representation: only the Date line, Connection and the body are added per request. The
+/// fields are the response's own list; the framing around them (status line, Content-Length,
+/// Server) is written as Kestrel writes it. Each block ends after its last header line; the
+/// blank line is written by the sender.
 /// </summary>
 internal sealed class ResponseBlocks
 {
@@ -22,48 +25,36 @@ internal sealed class ResponseBlocks
 
     public byte[] NotModified { get; }
 
-    /// <summary>The same headers, in the same values, as the middleware sets for this entry.</summary>
-    public static ResponseBlocks Create(CatalogEntry entry, Representation representation, StringValues vary, (string Name, StringValues Value)[] extraHeaders, bool serverHeader)
+    /// <param name="response">The fields.</param>
+    /// <param name="length">The representation's length, the 200's Content-Length.</param>
+    /// <param name="serverHeader">Kestrel's <c>AddServerHeader</c>: Kestrel adds <c>Server: Kestrel</c>
+    /// unless the response already has a Server field.</param>
+    public static ResponseBlocks Create(FileResponse response, long length, bool serverHeader)
     {
-        // A configured header replaces the built-in one of the same name, as in the middleware
-        // (which assigns it after Cache-Control) and in Kestrel (which adds no Server then).
-        bool Configured(string name) => extraHeaders.Any(h => string.Equals(h.Name, name, StringComparison.OrdinalIgnoreCase));
-        var common = new StringBuilder();
-        if (serverHeader && !Configured("Server"))
-        {
-            // Kestrel's AddServerHeader, on unless the host turns it off.
-            Line(common, "Server", "Kestrel");
-        }
-
-        Line(common, "ETag", representation.ETag);
-        Line(common, "Last-Modified", entry.LastModifiedHeader);
-        if (!Configured("Cache-Control"))
-        {
-            Line(common, "Cache-Control", entry.CacheControl);
-        }
-
-        Line(common, "Vary", vary);
-        foreach (var (name, value) in extraHeaders)
-        {
-            Line(common, name, value);
-        }
-
+        var server = serverHeader && !response.Entity.Any(h => string.Equals(h.Name, HeaderNames.Server, StringComparison.OrdinalIgnoreCase));
         var ok = new StringBuilder("HTTP/1.1 200 OK\r\n");
-        Line(ok, "Content-Length", representation.Length.ToString(CultureInfo.InvariantCulture));
-        Line(ok, "Content-Type", entry.ContentType);
-        Line(ok, "Content-Encoding", representation.ContentEncoding);
-        ok.Append(common);
-        Line(ok, "Accept-Ranges", "bytes");
+        Line(ok, HeaderNames.ContentLength, length.ToString(CultureInfo.InvariantCulture));
+        Fields(ok, response.Content, server);
+        Fields(ok, response.Entity, server: false);
 
-        var notModified = new StringBuilder("HTTP/1.1 304 Not Modified\r\n").Append(common);
+        var notModified = new StringBuilder("HTTP/1.1 304 Not Modified\r\n");
+        Fields(notModified, response.Entity, server);
         return new ResponseBlocks(Encoding.ASCII.GetBytes(ok.ToString()), Encoding.ASCII.GetBytes(notModified.ToString()));
     }
 
-    private static void Line(StringBuilder builder, string name, StringValues value)
+    private static void Fields(StringBuilder builder, (string Name, StringValues Value)[] fields, bool server)
     {
-        if (value.Count != 0 && !string.IsNullOrEmpty(value[0]))
+        if (server)
         {
-            builder.Append(name).Append(": ").Append(value.ToString()).Append("\r\n");
+            Line(builder, HeaderNames.Server, "Kestrel");
+        }
+
+        foreach (var (name, value) in fields)
+        {
+            Line(builder, name, value);
         }
     }
+
+    private static void Line(StringBuilder builder, string name, StringValues value)
+        => builder.Append(name).Append(": ").Append(value.ToString()).Append("\r\n");
 }

@@ -74,6 +74,40 @@ internal static class Preconditions
     }
 
     /// <summary>
+    /// Steps 3 and 4 of <see cref="Evaluate"/> for a request whose only preconditions are one
+    /// If-None-Match line and one If-Modified-Since line (empty when absent), as the HTTP/1.1
+    /// fast path reads them; it hands any other precondition to <see cref="Evaluate"/>. Returns
+    /// false where it cannot be sure without parsing a date (one that is not our Last-Modified
+    /// verbatim), and the request then goes the full way.
+    /// </summary>
+    internal static bool TryEvaluateRevalidation(ReadOnlySpan<char> ifNoneMatch, ReadOnlySpan<byte> ifModifiedSince, StringValues etag, StringValues lastModifiedHeader, out PreconditionResult result)
+    {
+        result = PreconditionResult.Proceed;
+        if (!ifNoneMatch.IsEmpty)
+        {
+            if (ValueMatches(ifNoneMatch, etag.ToString(), weak: true))
+            {
+                result = PreconditionResult.NotModified;
+            }
+
+            return true;
+        }
+
+        if (ifModifiedSince.IsEmpty)
+        {
+            return true;
+        }
+
+        if (System.Text.Ascii.Equals(ifModifiedSince, lastModifiedHeader.ToString()))
+        {
+            result = PreconditionResult.NotModified;
+            return true;
+        }
+
+        return false;
+    }
+
+    /// <summary>
     /// True when the field value (<c>*</c> or a list of entity-tags, §8.8.3) names
     /// <paramref name="tag"/>. A malformed list matches nothing from the point it goes wrong.
     /// </summary>
