@@ -3,6 +3,7 @@
 
   report.py --out DIR --chart FILE.svg --chart-link NAME --command CMD --elapsed S > section.md
   report.py --splice RESULTS.md --section section.md
+  report.py --out DIR --summary      plain-text ratios per cell against nginx, for the terminal
 
 The harness owns only the text between BEGIN and END in RESULTS.md; --splice replaces that
 span and keeps everything else (creating the file with the markers when it is missing).
@@ -79,18 +80,27 @@ def size_label(size):
     return f"{n} B"
 
 
+# proto in results.tsv: h1 (cleartext HTTP/1.1), h2 (h2c), h1s (HTTP/1.1 over TLS), h2s (h2 over TLS).
+PROTO_NAMES = {"h1": "HTTP/1.1", "h2": "h2c", "h1s": "HTTPS/1.1", "h2s": "h2 over TLS"}
+TLS_PROTOS = ("h1s", "h2s")
+
+
 def cell_label(proto, size, conns, env, long=False):
     if size == "mixed":
         return f"bootstrap mix, br/gzip, {conns} conns"
     detail = f" ({int(size):,} B)" if long and int(size) >= 1024 else ""
-    if proto == "h2":
-        return f"h2c {size_label(size)}{detail}, {conns}×{env.get('h2_streams', '32')} streams"
-    return f"HTTP/1.1 {size_label(size)}{detail}, {conns} conn{'s' if conns != '1' else ''}"
+    name = PROTO_NAMES.get(proto, proto)
+    if proto in ("h2", "h2s"):
+        return f"{name} {size_label(size)}{detail}, {conns}×{env.get('h2_streams', '32')} streams"
+    return f"{name} {size_label(size)}{detail}, {conns} conn{'s' if conns != '1' else ''}"
 
 
 def cell_sort_key(row):
     proto, size, conns = row
-    order = 0 if proto == "h1" and size != "mixed" else (1 if proto == "h2" else 2)
+    if size == "mixed":
+        order = 2
+    else:
+        order = {"h1": 0, "h2": 1, "h1s": 3, "h2s": 4}.get(proto, 5)
     return (order, -1 if size == "mixed" else int(size), int(conns))
 
 
@@ -112,8 +122,14 @@ class Run:
         self.cells = {}  # cell id -> (proto, size, conns)
         self.samples = defaultdict(list)  # (server, cell) -> [row]
         self.failed = []  # measurements in which no response completed
+        self.broken = []  # measurements the load generator flagged (failed requests, wrong protocol)
         for r in self.rows:
             self.cells[r["cell"]] = (r["proto"], r["size"], r["conns"])
+            if r.get("broken"):
+                # h2load reported failed requests or did not negotiate the protocol asked for:
+                # not a figure for this server, so left out of the medians and listed.
+                self.broken.append(r)
+                continue
             if int(r["requests"]) == 0:
                 # A stalled server or a starved machine, not a rate: left out of the medians.
                 self.failed.append(r)
@@ -122,6 +138,7 @@ class Run:
         loads = read_tsv_plain(os.path.join(out, "loadavg.tsv"))
         self.max_load = max((float(l[1]) for l in loads), default=None)
         self.cell_ids = sorted(self.cells, key=lambda c: cell_sort_key(self.cells[c]))
+        self.tls = read_tsv(os.path.join(out, "tls-negotiated.tsv"))
 
     def stat(self, server, cell, field="rps"):
         """(median, min, max, errors) of a field over the repetitions, or None."""
@@ -231,7 +248,7 @@ def latency_table(run):
     rows = []
     for cell in run.cell_ids:
         proto, size, conns = run.cells[cell]
-        if proto != "h1":
+        if proto not in ("h1", "h1s"):
             continue
         row = [cell_label(proto, size, conns, run.env)]
         for s in run.servers:
@@ -249,15 +266,74 @@ def latency_table(run):
 def memory_table(run):
     by_server = defaultdict(lambda: ([], []))
     for m in run.memory:
-        by_server[m["server"]][0].append(int(m["rss_start_kb"]) / 1024)
-        by_server[m["server"]][1].append(int(m["rss_end_kb"]) / 1024)
+        key = (m["server"], m["instance"].endswith("-tls"))
+        by_server[key][0].append(int(m["rss_start_kb"]) / 1024)
+        by_server[key][1].append(int(m["rss_end_kb"]) / 1024)
     rows = []
     for s in run.servers:
-        start, end = by_server.get(s, ([], []))
-        if not start:
-            continue
-        rows.append([display(s), f"{statistics.median(start):.1f}", f"{statistics.median(end):.1f}", f"{max(end):.1f}"])
+        for tls in (False, True):
+            start, end = by_server.get((s, tls), ([], []))
+            if not start:
+                continue
+            name = display(s) + (" (HTTPS)" if tls else "")
+            rows.append([name, f"{statistics.median(start):.1f}", f"{statistics.median(end):.1f}", f"{max(end):.1f}"])
     return table(["server", "after start-up (median)", "after its runs (median)", "after its runs (max)"], rows)
+
+
+def tls_table(run):
+    """What a default OpenSSL client negotiated with each HTTPS instance (openssl s_client)."""
+    if not run.tls:
+        return None
+    rows = [[display(t["server"]), t["protocol"], t["cipher"], t["key_exchange"], t["alpn"], t["certificate"]] for t in run.tls]
+    return table(["server", "protocol", "cipher", "key exchange", "ALPN (offered h2, http/1.1)", "certificate"], rows, align="---")
+
+
+def tls_cost_table(run):
+    """HTTPS rate over the cleartext rate of the same server, size and connections."""
+    pairs = []
+    for cell in run.cell_ids:
+        proto, size, conns = run.cells[cell]
+        if proto not in TLS_PROTOS:
+            continue
+        clear = next((c for c in run.cell_ids if run.cells[c] == (proto[:2], size, conns)), None)
+        if clear:
+            pairs.append((cell, clear))
+    if not pairs:
+        return None
+    rows = []
+    for cell, clear in pairs:
+        proto, size, conns = run.cells[cell]
+        row = [cell_label(proto, size, conns, run.env)]
+        for s in run.servers:
+            a, b = run.stat(s, cell), run.stat(s, clear)
+            row.append("–" if not a or not b or b[0] <= 0 else f"{a[0] / b[0]:.2f}")
+        rows.append(row)
+    return table(["cell"] + [display(s) for s in run.servers], rows)
+
+
+def summary(run):
+    """Plain text for the terminal: median requests/s and the ratio to nginx, per cell."""
+    base = "nginx" if "nginx" in run.servers else None
+    others = [s for s in run.servers if s != base]
+    head = f"{'cell':<40}" + "".join(f"{display(s):>14}" for s in run.servers)
+    head += "".join(f"{display(s)[:9] + '/nginx':>16}" for s in others) if base else ""
+    lines = [head]
+    for cell in run.cell_ids:
+        proto, size, conns = run.cells[cell]
+        line = f"{cell_label(proto, size, conns, run.env):<40}"
+        for s in run.servers:
+            st = run.stat(s, cell)
+            line += f"{(fmt_rps(st[0]) if st else 'n/a'):>14}"
+        if base:
+            for s in others:
+                r = run.ratio(s, cell, base)
+                line += f"{('–' if r is None else f'{r:.2f}'):>16}"
+        lines.append(line)
+    for r in run.broken:
+        lines.append(f"BROKEN: {display(r['server'])} {r['cell']} repetition {r['rep']}: {r['broken']}")
+    if run.max_load is not None and run.max_load > 1.0:
+        lines.append(f"(machine busy: 1-minute load average up to {run.max_load:.2f} at a server start; ratios are noisy)")
+    return "\n".join(lines) + "\n"
 
 
 def read_headers(path):
@@ -339,6 +415,17 @@ def section(run, args):
         f"Servers and load generators run under `{env.get('priority', 'default')}` priority. "
         f"Table cells: median requests/s (min–max). GC: {'; '.join(gcs) or 'n/a'}."
     )
+    if any(run.cells[c][0] in TLS_PROTOS for c in run.cell_ids):
+        lines += [
+            "",
+            "HTTPS: every server that has HTTPS cells runs a second, HTTPS-only instance (after all cleartext "
+            "instances of the repetition) with one self-signed ECDSA P-256 certificate generated for the run by "
+            f"`openssl req` (OpenSSL {env.get('openssl', '?')}). Peregrine and the Kestrel baselines take it as "
+            "`--tls-cert`/`--tls-key`; nginx as `listen … ssl http2` with `ssl_protocols TLSv1.3`, no kTLS. "
+            "HTTPS/1.1 cells: `wrk -t1 -cN` over `https://` (wrk offers no ALPN, so HTTP/1.1). h2 over TLS cells: "
+            f"`h2load -t1 -c{env.get('h2_conns')} -m{env.get('h2_streams')}` over `https://`; a cell counts only if "
+            "h2load reports ALPN `h2`, TLS 1.3 and no failed, errored or timed-out request.",
+        ]
     if env.get("peregrine_args") or any(k.startswith("variant.") for k in env):
         extra = [f"Peregrine extra args: `{env.get('peregrine_args') or '(none)'}`"]
         extra += [f"variant **{k[8:]}** = Peregrine + `{v}`" for k, v in env.items() if k.startswith("variant.")]
@@ -356,6 +443,12 @@ def section(run, args):
     tp = throughput_table(run)
     if tp:
         lines += ["", "### Throughput for large responses and the bootstrap mix", "", tp]
+    cost = tls_cost_table(run)
+    if cost:
+        lines += ["", "### What HTTPS costs each server (HTTPS requests/s over cleartext requests/s, same cell, medians)", "", cost]
+    tls = tls_table(run)
+    if tls:
+        lines += ["", "### TLS negotiated (`openssl s_client -alpn h2,http/1.1` against each HTTPS instance)", "", tls]
     lat = latency_table(run)
     if lat:
         lines += ["", "### HTTP/1.1 latency, p50 / p99 in ms (wrk, median over repetitions)", "", lat]
@@ -378,6 +471,13 @@ def section(run, args):
         "(dotnet/aspnetcore#56984), so Stock, Seed and Ceiling get a second, HTTP/2-only listener for the h2 cells; "
         "nginx before 1.25.1 has no `http2 on`, so it too gets a separate `listen … http2` socket. Peregrine serves both on one port."
     )
+    if any(run.cells[c][0] in TLS_PROTOS for c in run.cell_ids):
+        lines.append(
+            "- HTTPS: with a certificate Peregrine's standalone server turns off its HTTP/1.1 fast path and inline socket "
+            "I/O (its own defaults for TLS), so its HTTPS cells go through Kestrel's HTTP layer, `SslStream` and the thread "
+            "pool; nginx without kTLS cannot `sendfile` over TLS, so it too reads the file and encrypts in user space "
+            "(OpenSSL, 16 KB records by default)."
+        )
     small = header_table(run, "small")
     if small:
         lines += ["", "Headers are captured right after each server's start-up, before any warm-up "
@@ -395,6 +495,10 @@ def section(run, args):
         f"{display(r['server'])} {r['cell']} repetition {r['rep']}: no response completed in {float(r['seconds']):.0f} s "
         "(left out of the median)"
         for r in run.failed
+    ]
+    failed += [
+        f"{display(r['server'])} {r['cell']} repetition {r['rep']}: broken cell, `{r['broken']}` (left out of the median)"
+        for r in run.broken
     ]
     if problems or errors or failed or run.notes:
         lines += ["", "### Problems in this run", ""]
@@ -521,9 +625,13 @@ def main():
     p.add_argument("--date")
     p.add_argument("--splice")
     p.add_argument("--section")
+    p.add_argument("--summary", action="store_true")
     args = p.parse_args()
     if args.splice:
         splice(args.splice, args.section)
+        return
+    if args.summary:
+        sys.stdout.write(summary(Run(args.out)))
         return
     import datetime
 
