@@ -62,14 +62,14 @@ internal static class ServerHost
                 else
                 {
                     listen.UseHttp2PriorKnowledge(firstBytesTimeout);
+                }
 
-                    // Plain HTTP/1.1 GETs for files in memory are answered below Kestrel's HTTP
-                    // layer. The access log must see every request, so it turns this off; the
-                    // health and metrics paths always take the pipeline.
-                    if (!settings.NoFastPath && settings.AccessLog is null)
-                    {
-                        listen.UsePeregrineFastPath(HealthPath, MetricsPath);
-                    }
+                // Plain HTTP/1.1 GETs for files in memory are answered below Kestrel's HTTP
+                // layer, over TLS after the handshake. The access log must see every request, so
+                // it turns this off; the health and metrics paths always take the pipeline.
+                if (!settings.NoFastPath && settings.AccessLog is null)
+                {
+                    listen.UsePeregrineFastPath(HealthPath, MetricsPath);
                 }
             }
 

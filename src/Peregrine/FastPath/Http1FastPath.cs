@@ -75,15 +75,53 @@ internal sealed partial class Http1FastPath
 
     public async Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate next)
     {
-        if (!_enabled || connection.Features.Get<ITlsApplicationProtocolFeature>() is not null)
+        if (!_enabled)
         {
-            // HTTP/2 (prior knowledge or ALPN) and TLS connections are Kestrel's.
             await next(connection);
             return;
         }
 
+        if (connection.Features.Get<ITlsApplicationProtocolFeature>() is not { } protocol)
+        {
+            await ServeAsync(connection, connection.Transport.Output, next);
+            return;
+        }
+
+        if (connection.Features.Get<ISslStreamFeature>() is not { } tls)
+        {
+            // HTTP/2 by prior knowledge: Kestrel's.
+            await next(connection);
+            return;
+        }
+
+        // Over TLS every response, the fast path's and Kestrel's (HTTP/2 included), goes to the
+        // SslStream through one TlsRecordWriter for the connection's life.
+        var original = connection.Transport;
+        var records = new TlsRecordWriter(tls.SslStream);
+        connection.Transport = new TlsRecordWriter.Transport(original.Input, records);
+        try
+        {
+            if (IsHttp11(protocol.ApplicationProtocol.Span))
+            {
+                await ServeAsync(connection, records, next);
+            }
+            else
+            {
+                await next(connection);
+            }
+        }
+        finally
+        {
+            connection.Transport = original;
+            records.Complete();
+        }
+    }
+
+    private static bool IsHttp11(ReadOnlySpan<byte> alpn) => alpn.IsEmpty || alpn.SequenceEqual("http/1.1"u8);
+
+    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, ConnectionDelegate next)
+    {
         var input = connection.Transport.Input;
-        var output = connection.Transport.Output;
         using var watched = FastPathHeartbeat.Watch(input, output);
         var closing = connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default;
         using var shutdown = closing.UnsafeRegister(static state => ((PipeReader)state!).CancelPendingRead(), input);

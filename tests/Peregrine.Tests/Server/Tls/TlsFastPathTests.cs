@@ -1,0 +1,177 @@
+using System.Diagnostics.Metrics;
+using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+using System.Text;
+using Microsoft.Extensions.DependencyInjection;
+using Peregrine.Tests.Infrastructure;
+
+namespace Peregrine.Tests.Server.Tls;
+
+/// <summary>
+/// HTTPS through the fast path and the TLS record writer: HTTP/1.1 requests for files in memory
+/// are answered below Kestrel (none reaches the hosting layer), anything else is Kestrel's on the
+/// same connection, and every body arrives byte for byte whatever its size, over HTTP/1.1
+/// pipelined and HTTP/2 multiplexed.
+/// </summary>
+public sealed class TlsFastPathTests : IAsyncLifetime
+{
+    private static readonly string[] s_files = ["small.html", "mid.js", "large.bin", "disk.bin"];
+
+    private readonly TempTree _tree = new();
+    private readonly Dictionary<string, byte[]> _content = [];
+    private RunningServer _server = null!;
+
+    public async Task InitializeAsync()
+    {
+        var sizes = new Dictionary<string, int> { ["small.html"] = 3_584, ["mid.js"] = 31_744, ["large.bin"] = 427_008, ["disk.bin"] = 2_500_000 };
+        foreach (var (name, size) in sizes)
+        {
+            // Random bytes: a piece out of place, repeated or lost shows.
+            _content[name] = RandomNumberGenerator.GetBytes(size);
+            _tree.Write("site/" + name, _content[name]);
+        }
+
+        var certificate = new TestCertificate(_tree.Root);
+        _server = await RunningServer.StartAsync(Path.Combine(_tree.Root, "site"), "--tls-cert", certificate.CertPath, "--tls-key", certificate.KeyPath, "--no-compression", "--no-watch");
+    }
+
+    public async Task DisposeAsync()
+    {
+        await _server.DisposeAsync();
+        _tree.Dispose();
+    }
+
+    [Fact]
+    public async Task Http11OverTls_PipelinedFilesInMemory_AnsweredBelowKestrelByteForByte()
+    {
+        using var requests = new HostingRequests(_server);
+        await using var tls = await ConnectAsync(SslApplicationProtocol.Http11);
+        string[] names = ["small.html", "mid.js", "large.bin", "small.html", "mid.js"];
+        await tls.WriteAsync(Encoding.ASCII.GetBytes(string.Concat(names.Select(n => $"GET /{n} HTTP/1.1\r\nHost: localhost\r\n\r\n"))));
+
+        foreach (var name in names)
+        {
+            var (status, _, body) = await ReadResponseAsync(tls);
+            Assert.Equal(200, status);
+            Assert.Equal(_content[name], body);
+        }
+
+        Assert.Equal(0, requests.Count);
+    }
+
+    [Fact]
+    public async Task Http11OverTls_RequestsTheFastPathDoesNotTake_GoToKestrelOnTheSameConnection()
+    {
+        using var requests = new HostingRequests(_server);
+        await using var tls = await ConnectAsync(SslApplicationProtocol.Http11);
+        await tls.WriteAsync(Encoding.ASCII.GetBytes(
+            "GET /small.html HTTP/1.1\r\nHost: localhost\r\n\r\n"
+            + "GET /disk.bin HTTP/1.1\r\nHost: localhost\r\n\r\n"
+            + "GET /mid.js HTTP/1.1\r\nHost: localhost\r\nRange: bytes=100-199\r\n\r\n"
+            + "GET /large.bin HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+
+        var small = await ReadResponseAsync(tls);
+        var disk = await ReadResponseAsync(tls);
+        var range = await ReadResponseAsync(tls);
+        var large = await ReadResponseAsync(tls);
+
+        Assert.Equal(200, small.Status);
+        Assert.Equal(_content["small.html"], small.Body);
+        Assert.Equal(200, disk.Status);
+        Assert.Equal(_content["disk.bin"], disk.Body);
+        Assert.Equal(206, range.Status);
+        Assert.Equal(_content["mid.js"][100..200], range.Body);
+        Assert.Equal(200, large.Status);
+        Assert.Equal(_content["large.bin"], large.Body);
+
+        // From the hand-off on, the connection is Kestrel's: the disk file, the range and the
+        // file after them.
+        Assert.Equal(3, requests.Count);
+    }
+
+    [Fact]
+    public async Task Http2OverTls_ManyStreamsOfEverySize_ArriveByteForByte()
+    {
+        using var client = _server.CreateClient();
+        var responses = await Task.WhenAll(Enumerable.Range(0, 24).Select(async i =>
+        {
+            var name = s_files[i % s_files.Length];
+            using var response = await client.SendAsync(new HttpRequestMessage(HttpMethod.Get, "/" + name)
+            {
+                Version = HttpVersion.Version20,
+                VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+            });
+            return (name, response.Version, Body: await response.Content.ReadAsByteArrayAsync());
+        }));
+
+        foreach (var (name, version, body) in responses)
+        {
+            Assert.Equal(HttpVersion.Version20, version);
+            Assert.Equal(_content[name], body);
+        }
+    }
+
+    private async Task<SslStream> ConnectAsync(SslApplicationProtocol protocol)
+    {
+        var socket = new TcpClient();
+        await socket.ConnectAsync(_server.Address.Host, _server.Address.Port);
+        var tls = new SslStream(socket.GetStream(), leaveInnerStreamOpen: false);
+        await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
+        {
+            TargetHost = "localhost",
+            ApplicationProtocols = [protocol],
+            RemoteCertificateValidationCallback = static (_, _, _, _) => true,
+        });
+        Assert.Equal(protocol, tls.NegotiatedApplicationProtocol);
+        return tls;
+    }
+
+    /// <summary>Reads one response framed by Content-Length, within a time bound.</summary>
+    private static async Task<(int Status, string Head, byte[] Body)> ReadResponseAsync(Stream stream)
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        var head = new List<byte>();
+        var one = new byte[1];
+        while (head.Count < 4 || head[^4] != '\r' || head[^3] != '\n' || head[^2] != '\r' || head[^1] != '\n')
+        {
+            Assert.Equal(1, await stream.ReadAsync(one, timeout.Token));
+            head.Add(one[0]);
+        }
+
+        var text = Encoding.ASCII.GetString([.. head]);
+        var length = text.Split("\r\n").Single(l => l.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase))[15..].Trim();
+        var body = new byte[int.Parse(length)];
+        await stream.ReadExactlyAsync(body, timeout.Token);
+        return (int.Parse(text.AsSpan(9, 3)), text, body);
+    }
+
+    /// <summary>
+    /// Counts requests that reached ASP.NET Core's hosting layer of this server (its
+    /// <c>http.server.request.duration</c>): the fast path's answers never do.
+    /// </summary>
+    private sealed class HostingRequests : IDisposable
+    {
+        private readonly MeterListener _listener = new();
+        private int _count;
+
+        public HostingRequests(RunningServer server)
+        {
+            var factory = server.App.Services.GetRequiredService<IMeterFactory>();
+            _listener.InstrumentPublished = (instrument, listener) =>
+            {
+                if (instrument.Meter.Scope == factory && instrument.Name == "http.server.request.duration")
+                {
+                    listener.EnableMeasurementEvents(instrument);
+                }
+            };
+            _listener.SetMeasurementEventCallback<double>((_, _, _, _) => Interlocked.Increment(ref _count));
+            _listener.Start();
+        }
+
+        public int Count => Volatile.Read(ref _count);
+
+        public void Dispose() => _listener.Dispose();
+    }
+}
