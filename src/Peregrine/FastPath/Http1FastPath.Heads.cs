@@ -30,49 +30,39 @@ internal sealed partial class Http1FastPath
     /// <summary>Answers every complete request in <paramref name="buffer"/> (pipelining), leaving it at the first one not answered.</summary>
     private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output)
     {
+        var limits = new HeadLimits(_limits);
         long written = 0;
         while (!buffer.IsEmpty)
         {
-            ReadOnlySpan<byte> head;
             byte[]? rented = null;
-            var first = buffer.FirstSpan;
-            var end = first.IndexOf("\r\n\r\n"u8);
-            if (end >= 0)
+            var head = buffer.FirstSpan;
+            var framing = RequestHead.Find(head, limits, out var length);
+            if (framing == HeadFraming.Incomplete && !buffer.IsSingleSegment)
             {
-                head = first[..(end + 4)];
-            }
-            else if (buffer.IsSingleSegment)
-            {
-                return Outcome.NeedMore;
-            }
-            else
-            {
-                // The head straddles two of the pipe's segments: copy it out once.
-                var reader = new SequenceReader<byte>(buffer);
-                if (!reader.TryReadTo(out ReadOnlySequence<byte> sequence, "\r\n\r\n"u8))
-                {
-                    return Outcome.NeedMore;
-                }
-
-                var length = (int)sequence.Length + 4;
-                if (length > MaxHeadBytes)
-                {
-                    return Outcome.HandOff;
-                }
-
-                rented = ArrayPool<byte>.Shared.Rent(length);
-                buffer.Slice(0, length).CopyTo(rented);
-                head = rented.AsSpan(0, length);
+                // The head straddles the pipe's segments: copy it out once, up to its blank line
+                // or as far as the limits let a head run, and frame the copy.
+                var bounded = buffer.Slice(0, Math.Min(buffer.Length, limits.Head));
+                var reader = new SequenceReader<byte>(bounded);
+                var copied = (int)(reader.TryReadTo(out ReadOnlySequence<byte> lines, "\r\n\r\n"u8) ? lines.Length + 4 : bounded.Length);
+                rented = ArrayPool<byte>.Shared.Rent(copied);
+                bounded.Slice(0, copied).CopyTo(rented);
+                head = rented.AsSpan(0, copied);
+                framing = RequestHead.Find(head, limits, out length);
             }
 
             try
             {
-                if (!TryRespond(head, output, out var close, out var bytes))
+                if (framing != HeadFraming.Complete)
+                {
+                    return framing == HeadFraming.Incomplete ? Outcome.NeedMore : Outcome.HandOff;
+                }
+
+                if (!TryRespond(head[..length], output, out var close, out var bytes))
                 {
                     return Outcome.HandOff;
                 }
 
-                buffer = buffer.Slice(head.Length);
+                buffer = buffer.Slice(length);
                 if (close)
                 {
                     return Outcome.Close;

@@ -1,3 +1,5 @@
+using System.Collections.Concurrent;
+using System.Net;
 using System.Net.Sockets;
 using System.Text;
 using Microsoft.Extensions.DependencyInjection;
@@ -9,144 +11,201 @@ namespace Peregrine.Tests.FastPath;
 /// <summary>
 /// The fast path answers exactly as the middleware does: the same request, byte for byte, to a
 /// server with the fast path and to one without, gets the same status, the same headers (but
-/// Date, and in any order) and the same body. Requests the fast path does not take must reach
-/// Kestrel intact, including in the middle of a pipelined connection.
+/// Date, and in any order) and the same body. Each row also says which path must answer it on
+/// the fast-path server, and the test checks that it did: a row that Kestrel answered proves
+/// nothing about the fast path, and one the fast path answered must be one it may. Requests the
+/// fast path does not take must reach Kestrel intact, including in the middle of a pipelined
+/// connection. The rows that depend on options run under each option set below.
 /// </summary>
-public sealed class FastPathDifferentialTests : IAsyncLifetime
+public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts hosts) : IClassFixture<FastPathDifferentialTests.Hosts>
 {
-    private readonly TempTree _tree = new();
-    private PeregrineHost _plain = null!;
-    private PeregrineHost _fast = null!;
-    private string _etag = "";
-    private string _lastModified = "";
+    public const string FastPath = "fast path";
+    public const string Kestrel = "Kestrel";
 
-    public async Task InitializeAsync()
+    /// <summary>
+    /// Option sets, and which requests each sends to Kestrel beyond those that go there under the
+    /// defaults: with a list of CORS origins the answer depends on Origin, and under a mount
+    /// point the fast path serves nothing.
+    /// </summary>
+    private static readonly Dictionary<string, OptionSet> s_sets = new()
     {
-        _tree.Write("index.html", "<!doctype html><title>home</title>" + new string('x', 3000));
-        _tree.Write("css/site.css", string.Concat(Enumerable.Repeat("body { color: #123456; }\n", 400)));
-        _tree.Write("img/a.png", Enumerable.Range(0, 5000).Select(i => (byte)(i * 7)).ToArray());
-        _tree.Write("docs/index.html", "docs");
-        _tree.Write("big.bin", new byte[2 * 1024 * 1024]);
-
-        // Held in memory (under MaxCachedFileSize) and larger than the fast path's body piece:
-        // written in pieces, each distinct, so a piece out of order or repeated shows.
-        _tree.Write("large.bin", Enumerable.Range(0, 900_000).Select(i => (byte)((i / 65536 * 37) + (i * 7))).ToArray());
-        void Configure(PeregrineOptions options)
+        ["defaults"] = new(o => o.Headers["X-Content-Type-Options"] = "nosniff"),
+        ["cors-any"] = new(o => o.CorsOrigins.Add("*")),
+        ["cors-list"] = new(o => o.CorsOrigins = ["https://a.example", "https://b.example"], HandsOff: head => head.Contains("Origin:", StringComparison.Ordinal)),
+        ["headers"] = new(o =>
         {
-            options.Headers["X-Content-Type-Options"] = "nosniff";
-            options.Watch.Enabled = false;
+            o.Headers["X-Content-Type-Options"] = "nosniff";
+            o.Headers["Access-Control-Allow-Origin"] = "https://c.example";
+            o.Headers["Cache-Control"] = "public, max-age=60";
+        }),
+        ["headers+cors-any"] = new(o =>
+        {
+            o.CorsOrigins.Add("*");
+            o.Headers["Access-Control-Allow-Origin"] = "https://c.example";
+            o.Headers["Cache-Control"] = "public, max-age=60";
+        }),
+        ["cache-rules"] = new(o => o.CacheRules = [new("*.css", "public, max-age=3600"), new("img/**", ""), new("index.html", "no-store")]),
+        ["spa"] = new(o => o.SpaFallback = "index.html"),
+        ["mount"] = new(o => o.RequestPath = "/static", Base: "/static", HandsOff: _ => true),
+    };
+
+    /// <summary>Requests whose answer depends on options, run under every option set.</summary>
+    private static readonly (string Head, string Path)[] s_optionRows =
+    [
+        ("GET {base}/index.html HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("HEAD {base}/index.html HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("GET {base}/ HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("GET {base}/css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br, gzip\r\n", FastPath),
+        ("GET {base}/css/site.css HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("GET {base}/img/a.png HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("GET {base}/index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n", FastPath),
+        ("GET {base}/img/a.png HTTP/1.1\r\nHost: x\r\nOrigin: https://a.example\r\n", FastPath),
+        ("GET {base}/img/a.png HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\n", FastPath),
+        ("GET {base}/missing.html HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("GET {base}/app/route HTTP/1.1\r\nHost: x\r\nAccept: text/html\r\n", Kestrel),
+        ("GET {base}/docs HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("GET {base}/index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n", Kestrel),
+    ];
+
+    public static TheoryData<string, string, string> OptionRows()
+    {
+        var rows = new TheoryData<string, string, string>();
+        foreach (var (name, set) in s_sets)
+        {
+            foreach (var (head, path) in s_optionRows)
+            {
+                rows.Add(name, head, set.HandsOff?.Invoke(head) == true ? Kestrel : path);
+            }
         }
 
-        _plain = await PeregrineHost.StartAsync(_tree.Root, Configure);
-        _fast = await PeregrineHost.StartAsync(_tree.Root, Configure, fastPath: true);
-        await _plain.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
-        await _fast.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
-        using var response = await _plain.Client.GetAsync("/index.html");
-        _etag = response.Headers.ETag!.Tag;
-        _lastModified = response.Content.Headers.LastModified!.Value.ToString("r");
-    }
-
-    public async Task DisposeAsync()
-    {
-        await _plain.DisposeAsync();
-        await _fast.DisposeAsync();
-        _tree.Dispose();
+        return rows;
     }
 
     [Theory]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("HEAD /index.html HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET /index.html?v=3&x=%20 HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br, gzip\r\n")]
-    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip;q=1, br;q=0.5\r\n")]
-    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: zstd\r\n")]
-    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: \r\n")]
-    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity;q=0\r\n")]
-    [InlineData("GET /img/a.png HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\", W/{etag}\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\"\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: *\r\n")]
-    [InlineData("HEAD /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: {lm}\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Match: \"other\"\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9,20-29\r\nIf-Range: {etag}\r\n")]
-    [InlineData("GET /missing.html HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET /docs HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET /docs/ HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET / HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET /%69ndex.html HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET /css/../index.html HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET /big.bin HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET /large.bin HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("HEAD /large.bin HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("POST /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello")]
-    [InlineData("DELETE /index.html HTTP/1.1\r\nHost: x\r\n")]
-    [InlineData("GET /index.html HTTP/1.0\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nHost: y\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nhost: x\r\nACCEPT-ENCODING: gzip\r\nconnection: keep-alive\r\n")]
-    public async Task Request_GetsTheSameResponseWithAndWithoutTheFastPath(string head)
+    [MemberData(nameof(OptionRows))]
+    public Task Request_UnderEachOptionSet_GetsTheSameResponseFromTheExpectedPath(string set, string head, string path)
+        => AssertSameAsync(set, head, path);
+
+    [Theory]
+    // What the fast path answers.
+    [InlineData("GET /index.html?v=3&x=%20 HTTP/1.1\r\nHost: x\r\n", FastPath)]
+    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip;q=1, br;q=0.5\r\n", FastPath)]
+    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: zstd\r\n", FastPath)]
+    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: \r\n", FastPath)]
+    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity;q=0\r\n", FastPath)]
+    [InlineData("GET /img/a.png HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br\r\n", FastPath)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\", W/{etag}\r\n", FastPath)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\"\r\n", FastPath)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: *\r\n", FastPath)]
+    [InlineData("HEAD /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n", FastPath)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: {lm}\r\n", FastPath)]
+    [InlineData("GET /docs/ HTTP/1.1\r\nHost: x\r\n", FastPath)]
+    [InlineData("GET /large.bin HTTP/1.1\r\nHost: x\r\n", FastPath)]
+    [InlineData("HEAD /large.bin HTTP/1.1\r\nHost: x\r\n", FastPath)]
+    [InlineData("GET /index.html HTTP/1.1\r\nhost: x\r\nACCEPT-ENCODING: gzip\r\nconnection: keep-alive\r\n", FastPath)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost:x\r\nX-Tabs:\t a\tb\t \r\nContent-Length: 0\r\n", FastPath)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [::1]:80\r\n", FastPath)]
+    // What needs the full stack.
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Match: \"other\"\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9,20-29\r\nIf-Range: {etag}\r\n", Kestrel)]
+    [InlineData("GET /%69ndex.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    [InlineData("GET /css/../index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    [InlineData("GET /big.bin HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    [InlineData("POST /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello", Kestrel)]
+    [InlineData("DELETE /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.0\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n", Kestrel)]
+    // Malformed or unusual heads: Kestrel answers them, 400 or not.
+    [InlineData("GET /index.html HTTP/1.1\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nHost: y\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost : x\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x:\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: :80\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost:\r\n", Kestrel)]
+    [InlineData("GET  /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    [InlineData("GET /index.html  HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    [InlineData("GET\t/index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    [InlineData("\r\nGET /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    // Line ends: a bare LF is a line end to Kestrel; a bare CR and a NUL are refused.
+    [InlineData("GET /index.html HTTP/1.1\nHost: x\nConnection: close\n\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\nConnection: close\r\n\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX: a\0b\r\n", Kestrel)]
+    [InlineData("GET /index\0.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    // Kestrel's limits (defaults: an 8 KiB request line, 100 fields, 32 KiB of fields): near
+    // one, Kestrel answers (200); beyond it, Kestrel refuses (414, 431).
+    [InlineData("GET /index.html?q={pad:8000} HTTP/1.1\r\nHost: x\r\n", FastPath)]
+    [InlineData("GET /index.html?q={pad:8150} HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    [InlineData("GET /index.html?q={pad:8200} HTTP/1.1\r\nHost: x\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\n{fields:97}", FastPath)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\n{fields:98}", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\n{fields:99}", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Pad: {pad:32600}\r\n", FastPath)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Pad: {pad:32700}\r\n", Kestrel)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Pad: {pad:32760}\r\n", Kestrel)]
+    public Task Request_GetsTheSameResponseFromTheExpectedPath(string head, string path)
+        => AssertSameAsync("defaults", head, path);
+
+    /// <summary>Pipelines, with how many answers they get, and whether the connection ends up with Kestrel.</summary>
+    public static TheoryData<string, int, string> Pipelines => new()
     {
-        var request = Expand(head);
-        if (!request.Contains("\r\n\r\n"))
+        // The fast path answers the first three, hands the Range request and the rest to Kestrel.
         {
-            request += "Connection: close\r\n\r\n";
-        }
-
-        var plain = Normalise(await ExchangeAsync(_plain, request));
-        var fast = Normalise(await ExchangeAsync(_fast, request));
-
-        Assert.Equal(plain, fast);
-    }
-
-    [Fact]
-    public async Task PipelinedRequests_MixingFastAndHandedOff_AreAllAnsweredInOrder()
-    {
-        var request = Expand(
             "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n" +
             "GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n" +
             "GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n\r\n" +
             "GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-4\r\n\r\n" +
             "GET /img/a.png HTTP/1.1\r\nHost: x\r\n\r\n" +
-            "GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-
-        var plain = Normalise(await ExchangeAsync(_plain, request));
-        var fast = Normalise(await ExchangeAsync(_fast, request));
-
-        Assert.Equal(plain, fast);
-        Assert.Equal(6, fast.Split("HTTP/1.1 ").Length - 1);
-    }
-
-    [Fact]
-    public async Task PipelinedRequests_ForBodiesWrittenInPieces_AreAllAnsweredInOrder()
-    {
-        var request = Expand(
+            "GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            6,
+            Kestrel
+        },
+        // Bodies written in pieces, each in order.
+        {
             "GET /large.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
             "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n" +
             "HEAD /large.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
             "GET /large.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
             "GET /img/a.png HTTP/1.1\r\nHost: x\r\n\r\n" +
-            "GET /large.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            "GET /large.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            6,
+            FastPath
+        },
+        // A bare LF after an answered request: Kestrel takes the rest, and answers it.
+        {
+            "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n" +
+            "GET /img/a.png HTTP/1.1\r\nHost: x\n\n" +
+            "GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            3,
+            Kestrel
+        },
+    };
 
-        var plain = Normalise(await ExchangeAsync(_plain, request));
-        var fast = Normalise(await ExchangeAsync(_fast, request));
+    [Theory]
+    [MemberData(nameof(Pipelines))]
+    public async Task PipelinedRequests_AreAllAnsweredInOrder(string requests, int answers, string path)
+    {
+        var pair = await hosts.For("defaults");
+
+        var (plain, fast, handedOff) = await pair.ExchangeBothAsync(pair.Expand(requests));
 
         Assert.Equal(plain, fast);
-        Assert.Equal(6, fast.Split("HTTP/1.1 200 OK").Length - 1);
+        Assert.Equal(answers, fast.Split("HTTP/1.1 ").Length - 1);
+        Assert.Equal(path, handedOff ? Kestrel : FastPath);
     }
 
     [Fact]
-    public async Task ManyKeepAliveRequests_OnOneConnection_AreAllServed()
+    public async Task ManyKeepAliveRequests_OnOneConnection_AreAllServedByTheFastPath()
     {
+        var pair = await hosts.For("defaults");
         using var client = new TcpClient();
-        await client.ConnectAsync(_fast.Address.Host, _fast.Address.Port);
+        await client.ConnectAsync(pair.Fast.Address.Host, pair.Fast.Address.Port);
         var stream = client.GetStream();
         var request = Encoding.ASCII.GetBytes("GET /img/a.png HTTP/1.1\r\nHost: x\r\n\r\n");
         var buffer = new byte[64 * 1024];
@@ -161,29 +220,11 @@ public sealed class FastPathDifferentialTests : IAsyncLifetime
 
             Assert.StartsWith("HTTP/1.1 200 OK", Encoding.ASCII.GetString(buffer, 0, 20));
         }
+
+        Assert.False(pair.Recorder.TakeHandedOff(((IPEndPoint)client.Client.LocalEndPoint!).Port));
     }
 
-    private string Expand(string head) => head.Replace("{etag}", _etag).Replace("{lm}", _lastModified);
-
-    internal static async Task<byte[]> ExchangeAsync(PeregrineHost host, string request)
-    {
-        using var client = new TcpClient();
-        await client.ConnectAsync(host.Address.Host, host.Address.Port);
-        var stream = client.GetStream();
-        await stream.WriteAsync(Encoding.Latin1.GetBytes(request));
-        using var response = new MemoryStream();
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-        try
-        {
-            await stream.CopyToAsync(response, timeout.Token);
-        }
-        catch (IOException)
-        {
-            // A reset after the response (Kestrel closing on a bad request) ends the stream too.
-        }
-
-        return response.ToArray();
-    }
+    internal static async Task<byte[]> ExchangeAsync(PeregrineHost host, string request) => (await ExchangeWithPortAsync(host, request)).Response;
 
     /// <summary>The response stream with each head's lines sorted and its Date line removed.</summary>
     internal static string Normalise(byte[] raw)
@@ -223,5 +264,160 @@ public sealed class FastPathDifferentialTests : IAsyncLifetime
         }
 
         return result.ToString();
+    }
+
+    private static async Task<(byte[] Response, int ClientPort)> ExchangeWithPortAsync(PeregrineHost host, string request)
+    {
+        using var client = new TcpClient();
+        await client.ConnectAsync(host.Address.Host, host.Address.Port);
+        var port = ((IPEndPoint)client.Client.LocalEndPoint!).Port;
+        var stream = client.GetStream();
+        await stream.WriteAsync(Encoding.Latin1.GetBytes(request));
+        using var response = new MemoryStream();
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        try
+        {
+            await stream.CopyToAsync(response, timeout.Token);
+        }
+        catch (IOException)
+        {
+            // A reset after the response (Kestrel closing on a bad request) ends the stream too.
+        }
+
+        return (response.ToArray(), port);
+    }
+
+    private async Task AssertSameAsync(string set, string head, string path)
+    {
+        var pair = await hosts.For(set);
+        var request = pair.Expand(head);
+        if (!request.Contains("\r\n\r\n", StringComparison.Ordinal) && !request.Contains("\n\n", StringComparison.Ordinal))
+        {
+            request += "Connection: close\r\n\r\n";
+        }
+
+        var (plain, fast, handedOff) = await pair.ExchangeBothAsync(request);
+
+        Assert.StartsWith("HTTP/1.1 ", plain);
+        Assert.Equal(plain, fast);
+        Assert.Equal(path, handedOff ? Kestrel : FastPath);
+    }
+
+    /// <param name="Base">The mount path the requests' paths start with.</param>
+    /// <param name="HandsOff">Requests that go to Kestrel under these options whatever the row says.</param>
+    internal sealed record OptionSet(Action<PeregrineOptions> Configure, string Base = "", Func<string, bool>? HandsOff = null);
+
+    /// <summary>A server with the fast path and one without for each option set, started on first use; one tree for all.</summary>
+    public sealed class Hosts : IAsyncLifetime
+    {
+        private readonly TempTree _tree = new();
+        private readonly ConcurrentDictionary<string, Lazy<Task<HostPair>>> _pairs = new();
+
+        public Task InitializeAsync()
+        {
+            _tree.Write("index.html", "<!doctype html><title>home</title>" + new string('x', 3000));
+            _tree.Write("css/site.css", string.Concat(Enumerable.Repeat("body { color: #123456; }\n", 400)));
+            _tree.Write("img/a.png", Enumerable.Range(0, 5000).Select(i => (byte)(i * 7)).ToArray());
+            _tree.Write("docs/index.html", "docs");
+            _tree.Write("big.bin", new byte[2 * 1024 * 1024]);
+
+            // Held in memory (under MaxCachedFileSize) and larger than the fast path's body piece:
+            // written in pieces, each distinct, so a piece out of order or repeated shows.
+            _tree.Write("large.bin", Enumerable.Range(0, 900_000).Select(i => (byte)((i / 65536 * 37) + (i * 7))).ToArray());
+            return Task.CompletedTask;
+        }
+
+        public async Task DisposeAsync()
+        {
+            foreach (var pair in _pairs.Values.Where(p => p.IsValueCreated))
+            {
+                await (await pair.Value).DisposeAsync();
+            }
+
+            _tree.Dispose();
+        }
+
+        internal Task<HostPair> For(string set) => _pairs.GetOrAdd(set, name => new(() => HostPair.StartAsync(_tree.Root, s_sets[name]))).Value;
+    }
+
+    internal sealed class HostPair : IAsyncDisposable
+    {
+        private readonly string _base;
+        private string _etag = "";
+        private string _lastModified = "";
+
+        private HostPair(PeregrineHost plain, PeregrineHost fast, HandOffRecorder recorder, string mount)
+        {
+            Plain = plain;
+            Fast = fast;
+            Recorder = recorder;
+            _base = mount;
+        }
+
+        public PeregrineHost Plain { get; }
+
+        public PeregrineHost Fast { get; }
+
+        public HandOffRecorder Recorder { get; }
+
+        public static async Task<HostPair> StartAsync(string root, OptionSet set)
+        {
+            void Configure(PeregrineOptions options)
+            {
+                options.Watch.Enabled = false;
+                set.Configure(options);
+            }
+
+            var recorder = new HandOffRecorder();
+            var pair = new HostPair(
+                await PeregrineHost.StartAsync(root, Configure),
+                await PeregrineHost.StartAsync(root, Configure, fastPath: true, behindFastPath: recorder.Install),
+                recorder,
+                set.Base);
+            await pair.Plain.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
+            await pair.Fast.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
+            using var response = await pair.Plain.Client.GetAsync(set.Base + "/index.html");
+            pair._etag = response.Headers.ETag!.Tag;
+            pair._lastModified = response.Content.Headers.LastModified!.Value.ToString("r");
+            return pair;
+        }
+
+        /// <summary>
+        /// Fills in a row: <c>{base}</c> the mount path, <c>{etag}</c> and <c>{lm}</c> the
+        /// validators of index.html, <c>{pad:N}</c> N bytes of padding, <c>{fields:N}</c> N
+        /// header lines.
+        /// </summary>
+        public string Expand(string head)
+        {
+            var expanded = head.Replace("{base}", _base).Replace("{etag}", _etag).Replace("{lm}", _lastModified);
+            while (expanded.IndexOf("{pad:", StringComparison.Ordinal) is var at and >= 0)
+            {
+                var end = expanded.IndexOf('}', at);
+                expanded = expanded[..at] + new string('a', int.Parse(expanded[(at + 5)..end])) + expanded[(end + 1)..];
+            }
+
+            while (expanded.IndexOf("{fields:", StringComparison.Ordinal) is var at and >= 0)
+            {
+                var end = expanded.IndexOf('}', at);
+                var fields = string.Concat(Enumerable.Range(1, int.Parse(expanded[(at + 8)..end])).Select(i => $"X-Field-{i}: {i}\r\n"));
+                expanded = expanded[..at] + fields + expanded[(end + 1)..];
+            }
+
+            return expanded;
+        }
+
+        /// <summary>The normalised answers of both servers, and whether the fast-path server handed the connection to Kestrel.</summary>
+        public async Task<(string Plain, string Fast, bool HandedOff)> ExchangeBothAsync(string request)
+        {
+            var plain = await ExchangeWithPortAsync(Plain, request);
+            var fast = await ExchangeWithPortAsync(Fast, request);
+            return (Normalise(plain.Response), Normalise(fast.Response), Recorder.TakeHandedOff(fast.ClientPort));
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            await Plain.DisposeAsync();
+            await Fast.DisposeAsync();
+        }
     }
 }

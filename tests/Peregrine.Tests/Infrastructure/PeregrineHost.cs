@@ -38,7 +38,7 @@ public sealed class PeregrineHost : IAsyncDisposable
 
     public IServiceProvider Services => _app.Services;
 
-    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false, Action<KestrelServerOptions>? kestrel = null, Action<ListenOptions>? listen = null)
+    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false, Action<KestrelServerOptions>? kestrel = null, Action<ListenOptions>? listen = null, Action<ListenOptions>? behindFastPath = null)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
@@ -53,6 +53,9 @@ public sealed class PeregrineHost : IAsyncDisposable
                 {
                     l.UsePeregrineFastPath();
                 }
+
+                // Connection middleware here runs only for connections the fast path hands on.
+                behindFastPath?.Invoke(l);
             });
         });
         builder.Services.AddPeregrine(options =>
