@@ -16,8 +16,10 @@ public static class PeregrineFastPathExtensions
     /// connection, skipping Kestrel's HTTP layer and the middleware pipeline, with the same
     /// responses the middleware gives. Any other request, and the rest of its connection, goes
     /// to Kestrel and the pipeline as usual. Use it only where <c>UsePeregrine()</c> is the first
-    /// middleware to answer file paths (as in the standalone server), on cleartext endpoints;
-    /// TLS and HTTP/2 connections are passed through untouched.
+    /// middleware to answer file paths (as in the standalone server). On an HTTPS endpoint call
+    /// it after <c>UseHttps</c>: connections that negotiate HTTP/1.1 are served the same way, and
+    /// every TLS connection's output, HTTP/2 included, is written to the TLS stream in 32 KiB
+    /// pieces rather than Kestrel's 4 KiB ones. Cleartext HTTP/2 is passed through untouched.
     /// </summary>
     /// <param name="listen">The endpoint.</param>
     /// <param name="reservedPaths">Paths other middleware answers before Peregrine (such as

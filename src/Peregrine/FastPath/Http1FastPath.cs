@@ -21,8 +21,9 @@ namespace Peregrine.FastPath;
 /// (a path not in memory, ranges, a body, a percent-encoded path, an unknown precondition,
 /// HTTP/1.0, HTTP/2, a malformed head) is handed to Kestrel before a single byte of that request
 /// is consumed, and Kestrel serves the rest of the connection through the normal pipeline.
-/// The responses are the middleware's, header for header; the differential tests hold the two
-/// to that.
+/// The responses are the middleware's: both write one <see cref="Send.FileResponse"/>. Over TLS
+/// (after Kestrel's handshake, when ALPN chose HTTP/1.1 or nothing) it works the same, writing
+/// through a <see cref="TlsRecordWriter"/>.
 /// </summary>
 internal sealed partial class Http1FastPath
 {
