@@ -1,0 +1,187 @@
+using System.Collections.Concurrent;
+using Microsoft.Extensions.Logging;
+
+namespace Peregrine.Catalog;
+
+/// <summary>
+/// Builds the entries of the files a scan found, second step of an index: reuses what has not
+/// changed since the last snapshot, fills the memory budget smallest file first, then reads and
+/// hashes the rest in parallel and makes every header value a response will need.
+/// </summary>
+internal sealed class EntryBuilder
+{
+    private static readonly string[] s_sidecarExtensions = [".br", ".zst", ".gz"];
+
+    private readonly PeregrineOptions _options;
+    private readonly MemoryBudget _budget;
+    private readonly ILogger _logger;
+    private readonly ContentTypeMap _contentTypes;
+    private readonly CachePolicy _cachePolicy;
+    private readonly ConcurrentDictionary<long, string> _httpDates = new();
+
+    public EntryBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger)
+    {
+        _options = options;
+        _budget = budget;
+        _logger = logger;
+        _contentTypes = new ContentTypeMap(options);
+        _cachePolicy = new CachePolicy(options);
+    }
+
+    /// <summary>
+    /// One entry per file, in the order of <paramref name="files"/>; <see langword="null"/> for
+    /// a file that is not served (no content type) or could not be read. Entries of
+    /// <paramref name="previous"/> whose file has the same path, length, modification time and
+    /// sidecars are reused as they are (bytes, tags and variants).
+    /// </summary>
+    public CatalogEntry?[] Build(List<FoundFile> files, string root, CatalogSnapshot? previous, CancellationToken cancellationToken)
+    {
+        var results = new CatalogEntry?[files.Count];
+        var fresh = new List<int>(previous is null ? files.Count : 0);
+        var stamps = SidecarStamps(files);
+        for (var i = 0; i < files.Count; i++)
+        {
+            var file = files[i];
+            if (previous is not null
+                && previous.TryFind(file.Relative, out var old)
+                && old.IsFile
+                && old.IsAt(file.Physical)
+                && old.Identity.Length == file.Length
+                && old.LastWriteTicks == file.LastWriteTicks
+                && old.SidecarStamp == stamps.GetValueOrDefault(file.Relative))
+            {
+                results[i] = old;
+            }
+            else
+            {
+                fresh.Add(i);
+            }
+        }
+
+        // The memory budget is filled smallest file first: small files are the most requested
+        // on typical sites and gain the most from skipping the disk per request.
+        fresh.Sort((a, b) => files[a].Length.CompareTo(files[b].Length));
+        var cache = new bool[files.Count];
+        foreach (var i in fresh)
+        {
+            if (files[i].Length > _options.MaxCachedFileSize || !_budget.TryReserve(files[i].Length))
+            {
+                break;
+            }
+
+            cache[i] = true;
+        }
+
+        Parallel.ForEach(
+            fresh,
+            new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
+            i =>
+            {
+                results[i] = BuildFile(files[i], root, cache[i], stamps.GetValueOrDefault(files[i].Relative));
+                if (cache[i])
+                {
+                    // Account for what is held: nothing if the file was skipped, its new size if
+                    // it changed between the scan and the read.
+                    _budget.Release(files[i].Length);
+                    _budget.TryReserve(results[i]?.Identity.Content?.Length ?? 0);
+                }
+            });
+        return results;
+    }
+
+    /// <summary>
+    /// For each file with precompressed sidecars (<c>app.js.br</c>, <c>.zst</c>, <c>.gz</c>),
+    /// a stamp of their lengths and times: a file whose sidecar changed is rebuilt, so its
+    /// variants are checked again, even if the file itself did not change.
+    /// </summary>
+    private Dictionary<string, long> SidecarStamps(List<FoundFile> files)
+    {
+        var stamps = new Dictionary<string, long>(StringComparer.Ordinal);
+        if (!_options.Compression.Enabled)
+        {
+            return stamps;
+        }
+
+        foreach (var file in files)
+        {
+            foreach (var extension in s_sidecarExtensions)
+            {
+                if (file.Relative.EndsWith(extension, StringComparison.Ordinal))
+                {
+                    var source = file.Relative[..^extension.Length];
+                    stamps[source] = HashCode.Combine(stamps.GetValueOrDefault(source), extension, file.Length, file.LastWriteTicks);
+                }
+            }
+        }
+
+        return stamps;
+    }
+
+    /// <summary>
+    /// The Last-Modified value for a time, one string per second: the files of a deploy share a
+    /// handful of seconds, so a million entries hold a few strings, not a million.
+    /// </summary>
+    private string HttpDateFor(long ticks)
+    {
+        var seconds = ticks - (ticks % TimeSpan.TicksPerSecond);
+        return _httpDates.GetOrAdd(seconds, static s => new DateTimeOffset(s, TimeSpan.Zero).ToString("r"));
+    }
+
+    private CatalogEntry? BuildFile(FoundFile file, string root, bool cache, long sidecarStamp)
+    {
+        var contentType = _contentTypes.For(file.Name);
+        if (contentType is null)
+        {
+            return null;
+        }
+
+        try
+        {
+            // A file read whole in one call needs no read-ahead advice (one fadvise(2) less).
+            using var handle = File.OpenHandle(file.Physical, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, cache ? FileOptions.None : FileOptions.SequentialScan);
+
+            // Length and time come from the open file (one fstat(2)), so the bytes read and the
+            // metadata recorded describe the same version even if the path is replaced meanwhile.
+            var facts = FileSystemProbe.Probe(handle);
+            var length = facts.Length;
+            var lastWrite = new DateTime(facts.LastWriteTicks, DateTimeKind.Utc);
+            Representation identity;
+            if (cache)
+            {
+                var content = new byte[length];
+                var read = 0;
+                while (read < content.Length)
+                {
+                    var n = RandomAccess.Read(handle, content.AsSpan(read), read);
+                    if (n == 0)
+                    {
+                        throw new IOException("The file was truncated while it was read.");
+                    }
+
+                    read += n;
+                }
+
+                // In memory: the entry knows the file's path for a re-read; the representation needs none.
+                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.Compute(content), content, physicalPath: null);
+            }
+            else if (length <= _options.MaxHashedFileSize)
+            {
+                using var stream = new FileStream(handle, FileAccess.Read, bufferSize: 0);
+                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.Compute(stream), content: null, file.Physical);
+            }
+            else
+            {
+                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.FromMetadata(length, lastWrite.Ticks), content: null, file.Physical);
+            }
+
+            var cacheControl = _cachePolicy.For(file.Relative, file.Name);
+            var negotiable = _options.Compression.Enabled && Compression.Compressibility.IsCompressible(contentType);
+            return CatalogEntry.ForFile(file.Relative, root, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            PeregrineLog.Unreadable(_logger, file.Physical, ex.Message);
+            return null;
+        }
+    }
+}
