@@ -6,6 +6,7 @@
 // (and the client) themselves.
 //
 //   dotnet run -c Release --project bench/Alloc [-- REQUESTS]
+//   dotnet run -c Release --project bench/Alloc -- tls [REQUESTS] [STREAMS]   (TlsAlloc.cs)
 using System.Net;
 using System.Runtime.CompilerServices;
 using System.Net.Sockets;
@@ -18,6 +19,12 @@ using Peregrine.Catalog;
 if (args.Length > 0 && args[0] == "lookup")
 {
     Lookup.Run();
+    return;
+}
+
+if (args.Length > 0 && args[0] == "tls")
+{
+    await TlsAlloc.RunAsync(args);
     return;
 }
 
@@ -148,18 +155,7 @@ async Task<Server> StartAsync(bool useCeiling, bool fastPath = false)
     var app = builder.Build();
     if (useCeiling)
     {
-        app.Use(_ => context =>
-        {
-            context.Response.ContentType = "image/webp";
-            context.Response.ContentLength = content.Length;
-            if (HttpMethods.IsHead(context.Request.Method))
-            {
-                return Task.CompletedTask;
-            }
-
-            var write = context.Response.BodyWriter.WriteAsync(content);
-            return write.IsCompletedSuccessfully ? Task.CompletedTask : write.AsTask();
-        });
+        app.Use(_ => context => CeilingResponse.Write(context, content, "image/webp"));
     }
     else
     {
