@@ -21,6 +21,9 @@ public static class PeregrineExtensions
         services.AddOptions<PeregrineOptions>().Configure(configure).ValidateOnStart();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<PeregrineOptions>, PeregrineOptionsValidator>());
         services.TryAddSingleton<FileCatalog>();
+
+        // Compression follows the catalog's published snapshots; the catalog knows nothing of it.
+        services.TryAddSingleton(static sp => Compression.Compressor.Follow(sp.GetRequiredService<FileCatalog>(), sp.GetRequiredService<ILoggerFactory>()));
         PeregrineDiagnosticsExtensions.AddPeregrineDiagnostics(services);
         return services;
     }
@@ -37,6 +40,9 @@ public static class PeregrineExtensions
             ?? throw new InvalidOperationException("Call services.AddPeregrine(...) before app.UsePeregrine().");
         var loggerFactory = app.ApplicationServices.GetRequiredService<ILoggerFactory>();
         var metrics = app.ApplicationServices.GetRequiredService<Diagnostics.PeregrineMetrics>();
+
+        // Made before the middleware starts the first index, so it follows every snapshot.
+        app.ApplicationServices.GetRequiredService<Compression.Compressor>();
 
         // Constructed directly rather than through UseMiddleware<T>: no reflection, so the
         // library stays trimmable and Native AOT-compatible.

@@ -3,8 +3,11 @@ using Microsoft.Extensions.Primitives;
 namespace Peregrine.Catalog;
 
 /// <summary>
-/// What a request path resolves to: a file with its representations, or a directory that
-/// redirects to its slash-terminated form. Immutable once published in a snapshot.
+/// What a request path resolves to: a file with its representations, a folder's listing, or a
+/// directory that redirects to its slash-terminated form. Immutable once published in a
+/// snapshot but for one slot, <see cref="Encoded"/>: the variants made after the index, written
+/// once by the stage that makes them (compression) and read by every request after. A slot on
+/// the entry rather than a table beside it, so that a request finds them without a second lookup.
 /// </summary>
 internal sealed class CatalogEntry
 {
@@ -87,7 +90,7 @@ internal sealed class CatalogEntry
 
     private EncodedVariants? _encoded;
 
-    /// <summary>Publishes the variants; requests from now on may select them.</summary>
+    /// <summary>Publishes the variants, once; requests from now on may select them.</summary>
     public void PublishEncoded(EncodedVariants variants) => Volatile.Write(ref _encoded, variants);
 
     public static CatalogEntry ForFile(
@@ -117,12 +120,12 @@ internal sealed class CatalogEntry
     }
 
     /// <summary>For a folder without a default document, when listings are on: its children, sorted.</summary>
-    public Listing.SortedViews? Listing { get; private init; }
+    public SortedViews? Listing { get; private init; }
 
     /// <summary>For a listing: the encoded path under the mount point, slash-terminated.</summary>
     public string? ListingPath { get; private init; }
 
-    public static CatalogEntry ForListing(string relativePath, string encodedPath, Listing.SortedViews children)
+    public static CatalogEntry ForListing(string relativePath, string encodedPath, SortedViews children)
     {
         return new CatalogEntry(relativePath) { Listing = children, ListingPath = encodedPath };
     }

@@ -1,11 +1,11 @@
-using Peregrine.Catalog;
-
-namespace Peregrine.Compression;
+namespace Peregrine.Catalog;
 
 /// <summary>
 /// Which content types gain from compression: text of every kind, and binary formats that are
 /// not compressed already. PNG, JPEG, WebP, AVIF, WOFF/WOFF2, archives, audio and video are
-/// compressed by their own format and would only grow.
+/// compressed by their own format and would only grow. Decided per file at index time: it makes
+/// an entry negotiable (<see cref="CatalogEntry.Negotiable"/>), so its responses carry
+/// <c>Vary: Accept-Encoding</c> from the first one, before any variant exists.
 /// </summary>
 internal static class Compressibility
 {

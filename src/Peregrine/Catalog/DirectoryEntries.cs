@@ -35,7 +35,7 @@ internal static class DirectoryEntries
             {
                 // Sorted once here, so a request renders one page without sorting anything.
                 var children = listings.TryGetValue(relative, out var items) ? items : [];
-                entries[relative + "/"] = CatalogEntry.ForListing(relative, EncodePath(relative) + "/", Listing.SortedViews.Create(CollectionsMarshal.AsSpan(children)));
+                entries[relative + "/"] = CatalogEntry.ForListing(relative, EncodePath(relative) + "/", SortedViews.Create(CollectionsMarshal.AsSpan(children)));
             }
             else
             {
@@ -46,10 +46,10 @@ internal static class DirectoryEntries
         }
     }
 
-    private static Dictionary<string, List<Listing.ListingItem>> CollectChildren(Dictionary<string, CatalogEntry> entries, List<FoundDirectory> directories)
+    private static Dictionary<string, List<ListingItem>> CollectChildren(Dictionary<string, CatalogEntry> entries, List<FoundDirectory> directories)
     {
-        var children = new Dictionary<string, List<Listing.ListingItem>>(StringComparer.Ordinal);
-        void Add(string relative, Listing.ListingItem item)
+        var children = new Dictionary<string, List<ListingItem>>(StringComparer.Ordinal);
+        void Add(string relative, ListingItem item)
         {
             var parent = relative[..relative.LastIndexOf('/')];
             if (!children.TryGetValue(parent, out var list))
@@ -62,7 +62,7 @@ internal static class DirectoryEntries
 
         foreach (var entry in entries.Values)
         {
-            Add(entry.RelativePath, new Listing.ListingItem(entry.RelativePath[(entry.RelativePath.LastIndexOf('/') + 1)..], false, entry.Identity.Length, entry.LastModified));
+            Add(entry.RelativePath, new ListingItem(entry.RelativePath[(entry.RelativePath.LastIndexOf('/') + 1)..], false, entry.Identity.Length, entry.LastModified));
         }
 
         foreach (var (relative, lastWrite) in directories)
@@ -70,7 +70,7 @@ internal static class DirectoryEntries
             if (relative.Length != 0)
             {
                 var seconds = lastWrite.Ticks - (lastWrite.Ticks % TimeSpan.TicksPerSecond);
-                Add(relative, new Listing.ListingItem(relative[(relative.LastIndexOf('/') + 1)..], true, 0, new DateTimeOffset(seconds, TimeSpan.Zero)));
+                Add(relative, new ListingItem(relative[(relative.LastIndexOf('/') + 1)..], true, 0, new DateTimeOffset(seconds, TimeSpan.Zero)));
             }
         }
 

@@ -175,7 +175,7 @@ internal sealed class EntryBuilder
             }
 
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);
-            var negotiable = _options.Compression.Enabled && Compression.Compressibility.IsCompressible(contentType);
+            var negotiable = _options.Compression.Enabled && Compressibility.IsCompressible(contentType);
             return CatalogEntry.ForFile(file.Relative, root, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)

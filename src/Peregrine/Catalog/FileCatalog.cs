@@ -26,23 +26,17 @@ internal sealed class FileCatalog : IDisposable
         _logger = loggerFactory.CreateLogger("Peregrine");
         Budget = new MemoryBudget(_options.MemoryBudget);
         Headers = new ConfiguredHeaders(_options);
-        if (_options.Compression.Enabled)
-        {
-            _compressor = new Compression.Compressor(_options.Compression, Budget, _logger);
-        }
     }
-
-    private readonly Compression.Compressor? _compressor;
-
-    /// <summary>The background compressor, or <see langword="null"/> when compression is off.</summary>
-    public Compression.Compressor? Compressor => _compressor;
 
     public PeregrineOptions Options => _options;
 
     /// <summary>Response headers derived from options, shared by the middleware and the fast path.</summary>
     public ConfiguredHeaders Headers { get; }
 
-    /// <summary>The memory budget shared by file content and compressed variants.</summary>
+    /// <summary>
+    /// The memory budget shared by file content and compressed variants. The catalog reserves
+    /// and releases the file content it holds; whoever makes variants accounts for theirs.
+    /// </summary>
     public MemoryBudget Budget { get; }
 
     /// <summary>The snapshot in force, or <see langword="null"/> before the first index is complete.</summary>
@@ -54,7 +48,11 @@ internal sealed class FileCatalog : IDisposable
     /// <summary>How many snapshots have been published, the first included.</summary>
     public int Generation { get; private set; }
 
-    /// <summary>Called with each published snapshot and the one it replaced (null for the first).</summary>
+    /// <summary>
+    /// Called with each published snapshot and the one it replaced (null for the first), on the
+    /// thread that built it, after it is in force: how the stages above the catalog (compression)
+    /// learn of new and dropped entries without the catalog knowing them.
+    /// </summary>
     public event Action<CatalogSnapshot, CatalogSnapshot?>? Published;
 
     /// <summary>Paths in a first index above which its scratch memory is handed back to the system.</summary>
@@ -174,33 +172,20 @@ internal sealed class FileCatalog : IDisposable
         var previous = _current;
         _current = snapshot;
         Generation++;
-
-        // Entries reused from the previous snapshot already have their variants and are skipped.
-        _compressor?.Enqueue(snapshot.Entries.Where(entry => entry.IsFile && entry.Negotiable));
         Published?.Invoke(snapshot, previous);
     }
 
-    /// <summary>Gives back the memory of entries the new snapshot no longer holds.</summary>
+    /// <summary>Gives back the file content of entries the new snapshot no longer holds.</summary>
     private void ReleaseDropped(CatalogSnapshot previous, CatalogSnapshot next)
     {
-        var kept = new HashSet<CatalogEntry>(ReferenceEqualityComparer.Instance);
-        foreach (var entry in next.Entries)
+        // Each file once (an index document is also its folder's "/" entry), so each is
+        // released once; variants are released by the compressor, which follows Published.
+        foreach (var entry in previous.Files)
         {
-            kept.Add(entry);
-        }
-
-        foreach (var entry in previous.Entries)
-        {
-            // Add fails for entries still in force and for a dropped entry's second key (an
-            // index document is also its folder's "/" entry), so each is released once.
-            if (!entry.IsFile || !kept.Add(entry))
+            if (entry.Identity.Content is { } content && !next.Holds(entry))
             {
-                continue;
+                Budget.Release(content.Length);
             }
-
-            // The compressor accounts for the variants it made, including ones still in flight.
-            Budget.Release(entry.Identity.Content?.Length ?? 0);
-            _compressor?.Retire(entry);
         }
     }
 
@@ -208,6 +193,5 @@ internal sealed class FileCatalog : IDisposable
     {
         _stopping.Cancel();
         _watcher?.Dispose();
-        _compressor?.Dispose();
     }
 }

@@ -1,4 +1,4 @@
-namespace Peregrine.Listing;
+namespace Peregrine.Catalog;
 
 /// <summary>One entry of a directory as the listing shows it.</summary>
 /// <param name="Name">The entry's own name, not a path; never percent-encoded or HTML-escaped.</param>

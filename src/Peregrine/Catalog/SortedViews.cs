@@ -1,6 +1,6 @@
 using System.Text;
 
-namespace Peregrine.Listing;
+namespace Peregrine.Catalog;
 
 /// <summary>
 /// A directory's entries in all three orders, sorted once when the directory is indexed so that a
@@ -15,7 +15,8 @@ namespace Peregrine.Listing;
 /// </para>
 /// <para>
 /// Immutable once built, so one instance can be shared by every request for the directory, on any
-/// thread. Build it when the catalog snapshot is built, or lazily on the first listing request.
+/// thread. Built with the catalog snapshot (<see cref="DirectoryEntries"/>) and held by the
+/// folder's entry; the listing stage pages and renders it.
 /// </para>
 /// </remarks>
 internal sealed class SortedViews
@@ -94,21 +95,6 @@ internal sealed class SortedViews
         SortRange(byDate, byName, directoryCount, count, static item => item.LastModified.UtcTicks);
 
         return new SortedViews(byName, directoryCount, bySize, byDate);
-    }
-
-    /// <summary>Clamps the query's page to the pages that exist and returns the window to show.</summary>
-    /// <remarks>
-    /// A page past the end shows the last page rather than nothing: a folder that shrank between
-    /// two requests, or a hand-edited <c>?page=</c>, still shows entries, and the page number
-    /// reported back is the one shown, so the pager stays coherent.
-    /// </remarks>
-    public ListingPage Page(ListingQuery query)
-    {
-        var size = query.PageSize <= 0 ? DirectoryListing.DefaultPageSize : Math.Min(query.PageSize, DirectoryListing.MaxPageSize);
-        var pages = Math.Max(1, (int)(((long)Count + size - 1) / size));
-        var number = Math.Clamp(query.Page, 1, pages);
-        var start = (int)((long)(number - 1) * size);
-        return new ListingPage(number, pages, size, start, Math.Min(size, Count - start));
     }
 
     /// <summary>The entry at <paramref name="position"/> in the given order, directories first.</summary>
@@ -204,4 +190,17 @@ internal sealed class SortedViews
             order[from + i] = keyed[i].Index;
         }
     }
+}
+
+/// <summary>The column a listing is ordered by. Directories come first whatever the column.</summary>
+internal enum ListingSort : byte
+{
+    /// <summary>Case-insensitive ordinal order of names, ties broken by ordinal order.</summary>
+    Name,
+
+    /// <summary>File length; directories have no size and keep name order among themselves.</summary>
+    Size,
+
+    /// <summary>Last modification time; ties keep name order.</summary>
+    Date,
 }

@@ -1,5 +1,3 @@
-using System.Collections.Concurrent;
-using System.Diagnostics;
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Peregrine.Catalog;
@@ -8,26 +6,34 @@ using Peregrine.Select;
 namespace Peregrine.Compression;
 
 /// <summary>
-/// Makes the encoded variants of negotiable files in the background, after the index is in
-/// force: requests are served unencoded until an entry's variants are published, then encoded.
-/// This file holds the queue, the workers and the progress report; the choice of each variant
-/// (sidecar, cache, or compress) is in <c>Compressor.Variants.cs</c>.
+/// Compression, the stage that follows the catalog: it makes the encoded variants of negotiable
+/// files in the background once an index is in force. Requests are served unencoded until an
+/// entry's variants are published on it, then negotiation (Select/) may choose them.
 /// </summary>
-internal sealed partial class Compressor : IDisposable
+/// <remarks>
+/// <para>
+/// The catalog knows nothing of this stage: the compressor subscribes to the snapshots it
+/// publishes (<see cref="Follow"/>), queues the entries each one brings, and gives back the
+/// memory of the variants of entries each one drops. It alone reserves and releases variant
+/// memory against the catalog's <see cref="MemoryBudget"/>; the catalog accounts for the
+/// identity bytes it holds.
+/// </para>
+/// <para>
+/// This type is the scheduling: the queue, the worker threads, publishing and retiring. How
+/// each variant is made (sidecar, cache file or encoder) is <see cref="VariantEncoder"/>.
+/// </para>
+/// </remarks>
+internal sealed class Compressor : IDisposable
 {
-    private static readonly TimeSpan ProgressInterval = TimeSpan.FromSeconds(2);
-
     private readonly CompressionOptions _options;
-    private readonly MemoryBudget _budget;
     private readonly ILogger _logger;
-    private readonly ContentCoding[] _codings;
-    private readonly CompressionCache? _cache;
+    private readonly VariantEncoder _encoder;
+    private readonly CompressionProgress _progress;
     private readonly Channel<CatalogEntry> _queue;
 
     // Not disposed: workers and the progress report may still read its token after Dispose,
     // and a source without a timer holds nothing that needs freeing.
     private readonly CancellationTokenSource _stopping = new();
-    private readonly ConcurrentDictionary<string, byte> _warnedSidecars = new(StringComparer.Ordinal);
 
     // Entries queued or being compressed, and those among them the catalog has dropped since:
     // by reference, since two snapshots may hold different entries for one path.
@@ -35,34 +41,19 @@ internal sealed partial class Compressor : IDisposable
     private readonly HashSet<CatalogEntry> _retired = new(ReferenceEqualityComparer.Instance);
 
     private readonly Lock _gate = new();
+    private FileCatalog? _followed;
     private int _pending;
     private bool _disposed;
     private TaskCompletionSource _idle = NewIdleSource(completed: true);
 
-    private long _filesProcessed;
-    private long _filesCompressed;
-    private long _bytesIn;
-    private long _bytesOut;
-    private long _compressions;
-    private long _cacheHits;
-    private long _sidecarsUsed;
-
     public Compressor(CompressionOptions options, MemoryBudget budget, ILogger logger)
     {
         _options = options;
-        _budget = budget;
         _logger = logger;
-        _codings = ResolveCodings(options, logger);
-        if (options.Enabled && _codings.Length > 0 && !string.IsNullOrWhiteSpace(options.CacheDirectory))
-        {
-            _cache = CompressionCache.TryOpen(options.CacheDirectory, out var reason);
-            if (_cache is null)
-            {
-                CompressionLog.CacheUnavailable(logger, options.CacheDirectory, reason!);
-            }
-        }
-
-        Workers = !options.Enabled || _codings.Length == 0 ? 0
+        var codings = ResolveCodings(options, logger);
+        _encoder = new VariantEncoder(options, codings, budget, logger);
+        _progress = new CompressionProgress(logger);
+        Workers = !options.Enabled || codings.Length == 0 ? 0
             : options.MaxParallelism > 0 ? options.MaxParallelism
             : Math.Max(1, Environment.ProcessorCount - 1);
         _queue = Channel.CreateUnbounded<CatalogEntry>(new UnboundedChannelOptions { SingleReader = Workers == 1 });
@@ -80,34 +71,79 @@ internal sealed partial class Compressor : IDisposable
     public int Workers { get; }
 
     /// <summary>The codings produced, in the configured order, less any that cannot be (zstd without libzstd).</summary>
-    public IReadOnlyList<ContentCoding> Codings => _codings;
+    public IReadOnlyList<ContentCoding> Codings => _encoder.Codings;
 
     /// <summary>Entries queued or being worked on.</summary>
     public int Pending => Volatile.Read(ref _pending);
 
-    /// <summary>Entries whose variants have been published, with or without any variant.</summary>
-    public long FilesProcessed => Interlocked.Read(ref _filesProcessed);
+    /// <inheritdoc cref="CompressionProgress.FilesProcessed"/>
+    public long FilesProcessed => _progress.FilesProcessed;
 
-    /// <summary>Entries published with at least one variant.</summary>
-    public long FilesCompressed => Interlocked.Read(ref _filesCompressed);
+    /// <inheritdoc cref="CompressionProgress.FilesCompressed"/>
+    public long FilesCompressed => _progress.FilesCompressed;
 
-    /// <summary>The identity bytes of the entries counted by <see cref="FilesCompressed"/>.</summary>
-    public long BytesIn => Interlocked.Read(ref _bytesIn);
+    /// <inheritdoc cref="CompressionProgress.BytesIn"/>
+    public long BytesIn => _progress.BytesIn;
 
-    /// <summary>The smallest variant of each entry counted by <see cref="FilesCompressed"/>: what a client accepting every coding receives.</summary>
-    public long BytesOut => Interlocked.Read(ref _bytesOut);
+    /// <inheritdoc cref="CompressionProgress.BytesOut"/>
+    public long BytesOut => _progress.BytesOut;
 
     /// <summary><see cref="BytesIn"/> less <see cref="BytesOut"/>.</summary>
     public long BytesSaved => BytesIn - BytesOut;
 
-    /// <summary>Times an encoder ran (a sidecar or cache file used instead is not counted).</summary>
-    public long Compressions => Interlocked.Read(ref _compressions);
+    /// <inheritdoc cref="VariantEncoder.Compressions"/>
+    public long Compressions => _encoder.Compressions;
 
-    /// <summary>Variants (or records that a coding was not worth keeping) read back from the cache folder.</summary>
-    public long CacheHits => Interlocked.Read(ref _cacheHits);
+    /// <inheritdoc cref="VariantEncoder.CacheHits"/>
+    public long CacheHits => _encoder.CacheHits;
 
-    /// <summary>Variants served from a sidecar beside the file.</summary>
-    public long SidecarsUsed => Interlocked.Read(ref _sidecarsUsed);
+    /// <inheritdoc cref="VariantEncoder.SidecarsUsed"/>
+    public long SidecarsUsed => _encoder.SidecarsUsed;
+
+    /// <summary>
+    /// The compressor of <paramref name="catalog"/>: when compression is on, it follows every
+    /// snapshot the catalog publishes from now on, and the one in force if there is one
+    /// already. Made once per catalog, by the container (<c>AddPeregrine</c>).
+    /// </summary>
+    public static Compressor Follow(FileCatalog catalog, ILoggerFactory loggerFactory)
+    {
+        var compressor = new Compressor(catalog.Options.Compression, catalog.Budget, loggerFactory.CreateLogger("Peregrine"));
+        if (compressor._options.Enabled)
+        {
+            compressor._followed = catalog;
+            catalog.Published += compressor.OnPublished;
+
+            // A snapshot published before the subscription is caught up with here; one
+            // published meanwhile is seen twice, and queueing an entry twice is harmless.
+            if (catalog.Current is { } current)
+            {
+                compressor.OnPublished(current, null);
+            }
+        }
+
+        return compressor;
+    }
+
+    /// <summary>
+    /// Takes in a published snapshot: the variants of the entries it dropped from
+    /// <paramref name="previous"/> are retired, and its negotiable entries are queued (those
+    /// reused from <paramref name="previous"/> already have their variants and are skipped).
+    /// </summary>
+    internal void OnPublished(CatalogSnapshot snapshot, CatalogSnapshot? previous)
+    {
+        if (previous is not null)
+        {
+            foreach (var entry in previous.Files)
+            {
+                if (entry.Negotiable && !snapshot.Holds(entry))
+                {
+                    Retire(entry);
+                }
+            }
+        }
+
+        Enqueue(snapshot.Files.Where(entry => entry.Negotiable));
+    }
 
     /// <summary>
     /// Queues one entry and returns at once. Entries that are not negotiable, or when
@@ -119,8 +155,7 @@ internal sealed partial class Compressor : IDisposable
 
     /// <summary>
     /// Queues entries and returns at once, as <see cref="Enqueue(CatalogEntry)"/> does; the
-    /// first index should use this, so that the start of the work is logged once with the
-    /// number of files.
+    /// start of the work is logged once with the number of files.
     /// </summary>
     public void Enqueue(IEnumerable<CatalogEntry> entries)
     {
@@ -140,7 +175,7 @@ internal sealed partial class Compressor : IDisposable
                     continue;
                 }
 
-                if (entry.Negotiable && _options.Enabled && _codings.Length > 0)
+                if (entry.Negotiable && _options.Enabled && _encoder.Codings.Count > 0)
                 {
                     _inFlight.Add(entry);
                     work.Add(entry);
@@ -167,39 +202,13 @@ internal sealed partial class Compressor : IDisposable
 
         if (batch is not null)
         {
-            CompressionLog.Started(_logger, work.Count);
-            _ = ReportAsync(batch, FilesProcessed, FilesCompressed, BytesIn, BytesOut);
+            _progress.ReportBatch(work.Count, batch, () => Pending, _stopping.Token);
         }
 
         foreach (var entry in work)
         {
             // Unbounded: TryWrite fails only once the writer is completed, by Dispose.
             _queue.Writer.TryWrite(entry);
-        }
-    }
-
-    /// <summary>
-    /// Gives back the memory its variants hold when the catalog drops an entry (a file that
-    /// changed or went away). Call it once per dropped file entry. An entry still queued or
-    /// being compressed is not published when its work ends, and its memory is given back then.
-    /// The compressor alone reserves and releases variant memory; the catalog releases only
-    /// the identity bytes.
-    /// </summary>
-    public void Retire(CatalogEntry entry)
-    {
-        lock (_gate)
-        {
-            if (_inFlight.Contains(entry))
-            {
-                _retired.Add(entry);
-                return;
-            }
-        }
-
-        // Not in flight: the variants are final (they are published under the lock).
-        if (entry.Encoded is { } variants)
-        {
-            Release(variants.Brotli, variants.Zstd, variants.Gzip);
         }
     }
 
@@ -230,8 +239,35 @@ internal sealed partial class Compressor : IDisposable
             _idle.TrySetResult();
         }
 
+        if (_followed is not null)
+        {
+            _followed.Published -= OnPublished;
+        }
+
         _queue.Writer.TryComplete();
         _stopping.Cancel();
+    }
+
+    /// <summary>
+    /// Gives back the memory the variants of a dropped entry hold. An entry still queued or
+    /// being compressed is not published when its work ends, and its memory is given back then.
+    /// </summary>
+    private void Retire(CatalogEntry entry)
+    {
+        lock (_gate)
+        {
+            if (_inFlight.Contains(entry))
+            {
+                _retired.Add(entry);
+                return;
+            }
+        }
+
+        // Not in flight: the variants are final (they are published under the lock).
+        if (entry.Encoded is { } variants)
+        {
+            _encoder.Release(variants);
+        }
     }
 
     private static TaskCompletionSource NewIdleSource(bool completed)
@@ -302,7 +338,7 @@ internal sealed partial class Compressor : IDisposable
     {
         try
         {
-            return EncodeEntry(entry, stopping);
+            return _encoder.Encode(entry, stopping);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {
@@ -321,21 +357,13 @@ internal sealed partial class Compressor : IDisposable
 
     private void Complete(CatalogEntry entry, EncodedVariants variants)
     {
-        var smallest = Math.Min(variants.Brotli?.Length ?? long.MaxValue, Math.Min(variants.Zstd?.Length ?? long.MaxValue, variants.Gzip?.Length ?? long.MaxValue));
-        if (smallest != long.MaxValue)
-        {
-            Interlocked.Increment(ref _filesCompressed);
-            Interlocked.Add(ref _bytesIn, entry.Identity.Length);
-            Interlocked.Add(ref _bytesOut, smallest);
-        }
-
-        Interlocked.Increment(ref _filesProcessed);
+        _progress.Record(entry, variants);
         lock (_gate)
         {
             _inFlight.Remove(entry);
             if (_retired.Remove(entry))
             {
-                Release(variants.Brotli, variants.Zstd, variants.Gzip);
+                _encoder.Release(variants);
             }
             else
             {
@@ -346,36 +374,6 @@ internal sealed partial class Compressor : IDisposable
             {
                 _idle.TrySetResult();
             }
-        }
-    }
-
-    private async Task ReportAsync(Task idle, long processed, long compressed, long bytesIn, long bytesOut)
-    {
-        var stopwatch = Stopwatch.StartNew();
-        var stopping = _stopping.Token;
-        while (true)
-        {
-            await Task.WhenAny(idle, Task.Delay(ProgressInterval, stopping)).ConfigureAwait(false);
-            if (stopping.IsCancellationRequested)
-            {
-                return;
-            }
-
-            if (idle.IsCompleted)
-            {
-                CompressionLog.Finished(
-                    _logger,
-                    FilesCompressed - compressed,
-                    FilesProcessed - processed,
-                    BytesIn - bytesIn,
-                    BytesOut - bytesOut,
-                    stopwatch.ElapsedMilliseconds);
-                return;
-            }
-
-            // Files queued while the work runs join it, so the total can grow between reports.
-            var done = FilesProcessed - processed;
-            CompressionLog.Progress(_logger, done, done + Pending, stopwatch.ElapsedMilliseconds);
         }
     }
 }

@@ -1,4 +1,5 @@
 using System.Security.Cryptography;
+using Peregrine.Catalog;
 
 namespace Peregrine.Listing;
 

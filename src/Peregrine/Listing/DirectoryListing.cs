@@ -1,4 +1,5 @@
 using Microsoft.AspNetCore.Http;
+using Peregrine.Catalog;
 
 namespace Peregrine.Listing;
 
@@ -28,6 +29,21 @@ internal static partial class DirectoryListing
 
     /// <summary>Media type of <see cref="RenderJson"/>'s output.</summary>
     public const string JsonContentType = "application/json; charset=utf-8";
+
+    /// <summary>Clamps the query's page to the pages that exist and returns the window to show.</summary>
+    /// <remarks>
+    /// A page past the end shows the last page rather than nothing: a folder that shrank between
+    /// two requests, or a hand-edited <c>?page=</c>, still shows entries, and the page number
+    /// reported back is the one shown, so the pager stays coherent.
+    /// </remarks>
+    public static ListingPage Page(this SortedViews items, ListingQuery query)
+    {
+        var size = query.PageSize <= 0 ? DefaultPageSize : Math.Min(query.PageSize, MaxPageSize);
+        var pages = Math.Max(1, (int)(((long)items.Count + size - 1) / size));
+        var number = Math.Clamp(query.Page, 1, pages);
+        var start = (int)((long)(number - 1) * size);
+        return new ListingPage(number, pages, size, start, Math.Min(size, items.Count - start));
+    }
 
     /// <summary>
     /// Reads <c>sort=name|size|date</c> (also <c>modified</c> and <c>time</c>, Caddy's spelling),

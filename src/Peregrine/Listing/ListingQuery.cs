@@ -1,17 +1,6 @@
+using Peregrine.Catalog;
+
 namespace Peregrine.Listing;
-
-/// <summary>The column a listing is ordered by. Directories come first whatever the column.</summary>
-internal enum ListingSort : byte
-{
-    /// <summary>Case-insensitive ordinal order of names, ties broken by ordinal order.</summary>
-    Name,
-
-    /// <summary>File length; directories have no size and keep name order among themselves.</summary>
-    Size,
-
-    /// <summary>Last modification time; ties keep name order.</summary>
-    Date,
-}
 
 /// <summary>
 /// What one request asks of a listing. <c>default(ListingQuery)</c> is meaningful: name order,

@@ -51,6 +51,13 @@ internal sealed class CompressionHarness : IDisposable
 
     public CatalogSnapshot Index() => new CatalogBuilder(Options, new MemoryBudget(Options.MemoryBudget), NullLogger.Instance).Build();
 
+    /// <summary>Indexes the site again as a rebuild does: unchanged files keep their entries from <paramref name="previous"/>.</summary>
+    public CatalogSnapshot Rebuild(CatalogSnapshot previous) => new CatalogBuilder(Options, new MemoryBudget(Options.MemoryBudget), NullLogger.Instance).Build(previous);
+
+    /// <summary>The bytes of the variants held in memory for the entry: what it charges to the budget.</summary>
+    public static long HeldBytes(CatalogEntry entry)
+        => entry.Encoded is { } variants ? new[] { variants.Brotli, variants.Zstd, variants.Gzip }.Sum(variant => variant?.Content?.Length ?? 0) : 0;
+
     public CatalogEntry Find(CatalogSnapshot snapshot, string path)
     {
         Assert.True(snapshot.TryFind(path, out var entry), $"{path} is not indexed.");

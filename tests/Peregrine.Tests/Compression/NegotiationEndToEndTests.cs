@@ -22,7 +22,7 @@ public sealed class NegotiationEndToEndTests
     {
         await using var host = await PeregrineHost.StartAsync(root);
         var catalog = host.Services.GetRequiredService<FileCatalog>();
-        await catalog.Compressor!.WhenIdle();
+        await host.Services.GetRequiredService<Compressor>().WhenIdle();
 
         var negotiable = catalog.Current!.Entries.Where(e => e.IsFile && e.Negotiable).Distinct().ToList();
         Assert.NotEmpty(negotiable);
@@ -66,7 +66,7 @@ public sealed class NegotiationEndToEndTests
         using var tree = new TempTree();
         tree.Write("app.js", string.Concat(Enumerable.Repeat("function hello() { return 'world'; }\n", 200)));
         await using var host = await PeregrineHost.StartAsync(tree.Root);
-        await host.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
+        await host.Services.GetRequiredService<Compressor>().WhenIdle();
 
         using var first = await SendAsync(host, "br", null);
         var brTag = first.Headers.ETag!.Tag;
@@ -92,7 +92,7 @@ public sealed class NegotiationEndToEndTests
         using var tree = new TempTree();
         tree.Write("app.js", string.Concat(Enumerable.Repeat("function hello() { return 'world'; }\n", 200)));
         await using var host = await PeregrineHost.StartAsync(tree.Root);
-        await host.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
+        await host.Services.GetRequiredService<Compressor>().WhenIdle();
 
         using var response = await SendAsync(host, acceptEncoding, null);
 

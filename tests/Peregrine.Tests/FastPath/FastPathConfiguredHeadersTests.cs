@@ -1,5 +1,6 @@
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Catalog;
+using Peregrine.Compression;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.FastPath;
@@ -29,8 +30,8 @@ public sealed class FastPathConfiguredHeadersTests : IAsyncLifetime
 
         _plain = await PeregrineHost.StartAsync(_tree.Root, Configure);
         _fast = await PeregrineHost.StartAsync(_tree.Root, Configure, fastPath: true);
-        await _plain.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
-        await _fast.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
+        await _plain.Services.GetRequiredService<Compressor>().WhenIdle();
+        await _fast.Services.GetRequiredService<Compressor>().WhenIdle();
     }
 
     public async Task DisposeAsync()

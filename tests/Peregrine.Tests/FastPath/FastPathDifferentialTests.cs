@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using System.Text;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Catalog;
+using Peregrine.Compression;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.FastPath;
@@ -374,8 +375,8 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
                 await PeregrineHost.StartAsync(root, Configure, fastPath: true, behindFastPath: recorder.Install),
                 recorder,
                 set.Base);
-            await pair.Plain.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
-            await pair.Fast.Services.GetRequiredService<FileCatalog>().Compressor!.WhenIdle();
+            await pair.Plain.Services.GetRequiredService<Compressor>().WhenIdle();
+            await pair.Fast.Services.GetRequiredService<Compressor>().WhenIdle();
             using var response = await pair.Plain.Client.GetAsync(set.Base + "/index.html");
             pair._etag = response.Headers.ETag!.Tag;
             pair._lastModified = response.Content.Headers.LastModified!.Value.ToString("r");

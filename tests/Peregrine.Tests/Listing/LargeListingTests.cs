@@ -1,4 +1,5 @@
 using System.Text;
+using Peregrine.Catalog;
 using Peregrine.Listing;
 using static Peregrine.Tests.Listing.ListingFixtures;
 

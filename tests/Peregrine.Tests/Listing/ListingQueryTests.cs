@@ -1,4 +1,5 @@
 using Microsoft.AspNetCore.Http;
+using Peregrine.Catalog;
 using Peregrine.Listing;
 using static Peregrine.Tests.Listing.ListingFixtures;
 

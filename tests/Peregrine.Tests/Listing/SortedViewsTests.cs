@@ -1,3 +1,4 @@
+using Peregrine.Catalog;
 using Peregrine.Listing;
 using static Peregrine.Tests.Listing.ListingFixtures;
 

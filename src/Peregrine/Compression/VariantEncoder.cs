@@ -1,12 +1,13 @@
-using System.Buffers;
-using System.Security.Cryptography;
+using System.Collections.Concurrent;
+using Microsoft.Extensions.Logging;
 using Peregrine.Catalog;
 using Peregrine.Select;
 
 namespace Peregrine.Compression;
 
 /// <summary>
-/// The choice of each variant of one file, per coding, first found wins:
+/// Makes the encoded variants of one file, the encoding half of compression (the scheduling
+/// half is <see cref="Compressor"/>). Per coding, first found wins:
 /// <list type="number">
 /// <item>a sidecar beside the file (<c>app.js.br</c>, <c>.zst</c>, <c>.gz</c>) that is not older
 /// than the file and decodes to exactly its bytes: the operator's own compression is served as is;</item>
@@ -17,9 +18,9 @@ namespace Peregrine.Compression;
 /// It is held in memory when the file itself is (the catalog's size limit and memory budget
 /// already chose which files are worth memory) and the budget has room, or when there is no
 /// file to read it from; otherwise it is read from its sidecar or cache file, and without
-/// either it is dropped.
+/// either it is dropped. Reading and checking an encoded file is in <c>VariantEncoder.Verify.cs</c>.
 /// </summary>
-internal sealed partial class Compressor
+internal sealed partial class VariantEncoder
 {
     /// <summary>
     /// The fewest bytes a variant must save. Every variant costs something however small it
@@ -38,9 +39,43 @@ internal sealed partial class Compressor
     /// </summary>
     internal const int MinimumSavedPercent = 5;
 
-    private const int DecodeBufferSize = 64 * 1024;
-
+    private readonly CompressionOptions _options;
+    private readonly MemoryBudget _budget;
+    private readonly ILogger _logger;
+    private readonly CompressionCache? _cache;
+    private readonly ConcurrentDictionary<string, byte> _warnedSidecars = new(StringComparer.Ordinal);
     private int _cacheWriteWarned;
+    private long _compressions;
+    private long _cacheHits;
+    private long _sidecarsUsed;
+
+    public VariantEncoder(CompressionOptions options, IReadOnlyList<ContentCoding> codings, MemoryBudget budget, ILogger logger)
+    {
+        _options = options;
+        Codings = codings;
+        _budget = budget;
+        _logger = logger;
+        if (options.Enabled && codings.Count > 0 && !string.IsNullOrWhiteSpace(options.CacheDirectory))
+        {
+            _cache = CompressionCache.TryOpen(options.CacheDirectory, out var reason);
+            if (_cache is null)
+            {
+                CompressionLog.CacheUnavailable(logger, options.CacheDirectory, reason!);
+            }
+        }
+    }
+
+    /// <summary>The codings made, in the configured order.</summary>
+    public IReadOnlyList<ContentCoding> Codings { get; }
+
+    /// <summary>Times an encoder ran (a sidecar or cache file used instead is not counted).</summary>
+    public long Compressions => Interlocked.Read(ref _compressions);
+
+    /// <summary>Variants (or records that a coding was not worth keeping) read back from the cache folder.</summary>
+    public long CacheHits => Interlocked.Read(ref _cacheHits);
+
+    /// <summary>Variants served from a sidecar beside the file.</summary>
+    public long SidecarsUsed => Interlocked.Read(ref _sidecarsUsed);
 
     /// <summary>True when an encoding of <paramref name="encodedLength"/> bytes is worth serving instead of <paramref name="identityLength"/>.</summary>
     internal static bool IsWorthKeeping(long identityLength, long encodedLength)
@@ -49,7 +84,12 @@ internal sealed partial class Compressor
         return saved >= MinimumSavedBytes && saved * 100 >= identityLength * MinimumSavedPercent;
     }
 
-    private EncodedVariants EncodeEntry(CatalogEntry entry, CancellationToken stopping)
+    /// <summary>
+    /// The variants of <paramref name="entry"/>, their memory reserved from the budget; the
+    /// caller releases it (<see cref="Release(EncodedVariants)"/>) when they are not published
+    /// or no longer in force.
+    /// </summary>
+    public EncodedVariants Encode(CatalogEntry entry, CancellationToken stopping)
     {
         if (entry.Identity.Length <= MinimumSavedBytes)
         {
@@ -60,7 +100,7 @@ internal sealed partial class Compressor
         Representation? brotli = null, zstd = null, gzip = null;
         try
         {
-            foreach (var coding in _codings)
+            foreach (var coding in Codings)
             {
                 stopping.ThrowIfCancellationRequested();
                 var variant = FromSidecar(work, coding) ?? FromCacheOrEncoder(work, coding);
@@ -95,6 +135,9 @@ internal sealed partial class Compressor
 
         return brotli is null && zstd is null && gzip is null ? EncodedVariants.None : new EncodedVariants(brotli, zstd, gzip);
     }
+
+    /// <summary>Gives back the memory the variants hold; those read from a file hold none.</summary>
+    public void Release(EncodedVariants variants) => Release(variants.Brotli, variants.Zstd, variants.Gzip);
 
     private Representation? FromSidecar(EntryWork work, ContentCoding coding)
     {
@@ -262,125 +305,6 @@ internal sealed partial class Compressor
         }
 
         return work.Source = bytes;
-    }
-
-    /// <summary>
-    /// Reads an encoded file (sidecar or cache), checking it decodes to exactly the entry's
-    /// bytes; in memory when the entry is and the budget allows, else served from the file.
-    /// <see langword="null"/> with the reason when it is unusable.
-    /// </summary>
-    private Representation? LoadVerified(EntryWork work, ContentCoding coding, string path, long length, out string? reason)
-    {
-        var inMemory = work.Entry.Identity.Content is not null && _budget.TryReserve(length);
-        var kept = false;
-        try
-        {
-            byte[]? bytes = null;
-            Stream stream;
-            if (inMemory)
-            {
-                bytes = File.ReadAllBytes(path);
-                stream = new MemoryStream(bytes, writable: false);
-            }
-            else
-            {
-                stream = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, DecodeBufferSize, FileOptions.SequentialScan);
-            }
-
-            string? etag;
-            long encodedLength;
-            using (stream)
-            {
-                etag = Verify(work, coding, stream, out reason, out encodedLength);
-            }
-
-            if (etag is null)
-            {
-                return null;
-            }
-
-            if (encodedLength != length)
-            {
-                reason = "changed while it was read";
-                return null;
-            }
-
-            kept = true;
-            return new Representation(coding, length, etag, bytes, bytes is null ? path : null);
-        }
-        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
-        {
-            reason = $"cannot be read ({ex.Message})";
-            return null;
-        }
-        finally
-        {
-            if (inMemory && !kept)
-            {
-                _budget.Release(length);
-            }
-        }
-    }
-
-    /// <summary>
-    /// Decodes <paramref name="encoded"/> and compares the result with the entry's ETag (a
-    /// SHA-256 of its bytes), returning the ETag of the encoded bytes, or <see langword="null"/>
-    /// with the reason. Decoding stops one byte past the file's length, so a sidecar built to
-    /// expand without end (a decompression bomb) costs no more than the file it claims to be.
-    /// </summary>
-    private static string? Verify(EntryWork work, ContentCoding coding, Stream encoded, out string? reason, out long encodedLength)
-    {
-        encodedLength = 0;
-        var limit = work.Entry.Identity.Length;
-        using var hashing = new HashingReadStream(encoded);
-        using var decodedHash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
-        var buffer = ArrayPool<byte>.Shared.Rent(DecodeBufferSize);
-        try
-        {
-            long total = 0;
-            using (var decoder = Encoders.OpenDecoder(coding, hashing))
-            {
-                int read;
-                while ((read = decoder.Read(buffer, 0, (int)Math.Min(buffer.Length, limit + 1 - total))) > 0)
-                {
-                    total += read;
-                    if (total > limit)
-                    {
-                        reason = "decodes to more bytes than the file holds";
-                        return null;
-                    }
-
-                    decodedHash.AppendData(buffer, 0, read);
-                }
-            }
-
-            if (total != limit)
-            {
-                reason = "decodes to fewer bytes than the file holds";
-                return null;
-            }
-
-            if (EntityTag.FromHash(decodedHash.GetHashAndReset()) != work.IdentityTag)
-            {
-                reason = "decodes to different bytes than the file holds";
-                return null;
-            }
-        }
-        catch (InvalidDataException ex)
-        {
-            reason = $"is not valid {Encoders.Token(coding)} data ({ex.Message})";
-            return null;
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(buffer);
-        }
-
-        // The ETag covers every byte that will be sent, including any a decoder stopped short of.
-        var etag = EntityTag.FromHash(hashing.DrainAndHash());
-        encodedLength = hashing.BytesRead;
-        reason = null;
-        return etag;
     }
 
     private bool TryWriteCache(string path, ReadOnlySpan<byte> bytes)
