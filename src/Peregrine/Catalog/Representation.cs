@@ -46,15 +46,17 @@ internal sealed class Representation
 
     /// <summary>
     /// The header fields every response for this representation carries, made on first use
-    /// (<see cref="Send.FileResponse.For"/>). Set once; a race makes two equal lists and keeps one.
+    /// (<see cref="FileResponse.For"/>). Set once; a race makes two equal lists and keeps one.
     /// </summary>
-    internal Send.FileResponse? Response;
+    internal FileResponse? Response;
 
     /// <summary>
-    /// The fast path's encoded header blocks for this representation, made on first use.
-    /// Set once; a race makes two equal blocks and keeps one.
+    /// A sender's own encoding of <see cref="Response"/>, made on first use and owned by that
+    /// sender (the HTTP/1.1 fast path keeps its header blocks here). Typed as object so that the
+    /// catalog knows no sender; a field rather than a table keyed by representation because a
+    /// ConditionalWeakTable lookup would cost each request tens of nanoseconds.
     /// </summary>
-    internal FastPath.ResponseBlocks? FastPathBlocks;
+    internal object? SenderState;
 
     /// <summary>The file the bytes are read from when they are not in memory (the source, a sidecar, or a cache file).</summary>
     public string? PhysicalPath { get; }

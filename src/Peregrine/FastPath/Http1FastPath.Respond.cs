@@ -4,7 +4,7 @@ using System.Text;
 using Microsoft.AspNetCore.Http;
 using Peregrine.Preconditions;
 using Peregrine.Select;
-using Peregrine.Send;
+using Peregrine.Catalog;
 
 namespace Peregrine.FastPath;
 
@@ -65,7 +65,7 @@ internal sealed partial class Http1FastPath
         }
 
         var notModified = precondition == PreconditionResult.NotModified;
-        var blocks = representation.FastPathBlocks ??= ResponseBlocks.Create(FileResponse.For(entry, representation, _headers), representation.Length, _serverHeader);
+        var blocks = ResponseBlocks.For(entry, representation, _headers, _serverHeader);
         output.Write(notModified ? blocks.NotModified : blocks.Ok);
         output.Write(HttpDate.Line);
         if (request.Close)

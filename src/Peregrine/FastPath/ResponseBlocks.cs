@@ -2,7 +2,7 @@ using System.Globalization;
 using System.Text;
 using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
-using Peregrine.Send;
+using Peregrine.Catalog;
 
 namespace Peregrine.FastPath;
 
@@ -24,6 +24,20 @@ internal sealed class ResponseBlocks
     public byte[] Ok { get; }
 
     public byte[] NotModified { get; }
+
+    /// <summary>The blocks for <paramref name="representation"/>, encoded on first use and kept on it.</summary>
+    public static ResponseBlocks For(CatalogEntry entry, Representation representation, ConfiguredHeaders configured, bool serverHeader)
+    {
+        if (representation.SenderState is ResponseBlocks blocks)
+        {
+            return blocks;
+        }
+
+        // Set once; a race makes two equal blocks and keeps one.
+        blocks = Create(FileResponse.For(entry, representation, configured), representation.Length, serverHeader);
+        representation.SenderState = blocks;
+        return blocks;
+    }
 
     /// <param name="response">The fields.</param>
     /// <param name="length">The representation's length, the 200's Content-Length.</param>

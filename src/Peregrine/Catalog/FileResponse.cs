@@ -1,13 +1,12 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
-using Peregrine.Catalog;
 
-namespace Peregrine.Send;
+namespace Peregrine.Catalog;
 
 /// <summary>
-/// What a response for one representation carries, decided once: the one list of header fields
-/// both senders use. The middleware writes it through Kestrel's header dictionary; the HTTP/1.1
+/// What a response for one representation carries, decided before any request: the one list of
+/// header fields both senders use. The middleware writes it through Kestrel's header dictionary; the HTTP/1.1
 /// fast path encodes the same list into its header blocks. A change to what a file response
 /// carries goes here, and reaches both.
 /// </summary>

@@ -3,9 +3,8 @@ using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 using Peregrine.FastPath;
 using Peregrine.Select;
-using Peregrine.Send;
 
-namespace Peregrine.Tests.Send;
+namespace Peregrine.Tests.Catalog;
 
 /// <summary>
 /// The one description of a file response: which fields it carries, one of each name, and that
