@@ -6,6 +6,12 @@ namespace Peregrine;
 /// Validates <see cref="PeregrineOptions"/> once, at start-up, collecting every error so that
 /// one run shows all of them. Each message names the option.
 /// </summary>
+/// <remarks>
+/// The rules for single values (<see cref="RootProblem"/>, <see cref="OriginProblem"/>,
+/// <see cref="HeaderProblem"/>, <see cref="HeaderValueProblem"/>, <see cref="SpaFallbackProblem"/>)
+/// are the only copy: the standalone server checks each flag's values with them and puts the
+/// flag's name and source where this class puts the option's name.
+/// </remarks>
 internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOptions>
 {
     public ValidateOptionsResult Validate(string? name, PeregrineOptions options)
@@ -17,14 +23,7 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
     internal static List<string> Collect(PeregrineOptions options)
     {
         var errors = new List<string>();
-        if (string.IsNullOrWhiteSpace(options.Root))
-        {
-            errors.Add("Root: a folder to serve is required.");
-        }
-        else if (!Directory.Exists(options.Root))
-        {
-            errors.Add($"Root: '{options.Root}' does not exist or is not a folder.");
-        }
+        Add(errors, nameof(options.Root), RootProblem(options.Root));
 
         var requestPath = options.RequestPath.Value;
         if (!string.IsNullOrEmpty(requestPath) && (requestPath[0] != '/' || requestPath[^1] == '/'))
@@ -49,7 +48,7 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
 
         if (options.ServeUnknownFileTypes)
         {
-            CheckHeaderValue(errors, nameof(options.DefaultContentType), options.DefaultContentType, required: true);
+            Add(errors, nameof(options.DefaultContentType), HeaderValueProblem(options.DefaultContentType, required: true));
         }
 
         if (options.ContentTypes is null)
@@ -65,12 +64,12 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
                     errors.Add($"ContentTypes: the extension '{extension}' must start with a dot, as in '.md'.");
                 }
 
-                CheckHeaderValue(errors, $"ContentTypes[{extension}]", type, required: true);
+                Add(errors, $"ContentTypes[{extension}]", HeaderValueProblem(type, required: true));
             }
         }
 
-        CheckHeaderValue(errors, nameof(options.CacheControl), options.CacheControl, required: false);
-        CheckHeaderValue(errors, nameof(options.FingerprintedCacheControl), options.FingerprintedCacheControl, required: false);
+        Add(errors, nameof(options.CacheControl), HeaderValueProblem(options.CacheControl, required: false));
+        Add(errors, nameof(options.FingerprintedCacheControl), HeaderValueProblem(options.FingerprintedCacheControl, required: false));
 
         if (options.MaxCachedFileSize < 0)
         {
@@ -95,39 +94,22 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
                 continue;
             }
 
-            CheckHeaderValue(errors, $"CacheRules[{rule.Glob}]", rule.CacheControl, required: false);
+            Add(errors, $"CacheRules[{rule.Glob}]", HeaderValueProblem(rule.CacheControl, required: false));
         }
 
         foreach (var (name, value) in options.Headers ?? new Dictionary<string, string>())
         {
-            if (string.IsNullOrEmpty(name) || !name.All(IsTokenChar))
-            {
-                errors.Add($"Headers: '{name}' is not a valid header name.");
-                continue;
-            }
-
-            if (s_reservedHeaders.Contains(name))
-            {
-                errors.Add($"Headers: '{name}' is set by Peregrine for each response and cannot be configured.");
-                continue;
-            }
-
-            CheckHeaderValue(errors, $"Headers[{name}]", value, required: true);
+            Add(errors, nameof(options.Headers), HeaderProblem(name, value));
         }
 
         foreach (var origin in options.CorsOrigins ?? [])
         {
-            if (origin != "*" && !(Uri.TryCreate(origin, UriKind.Absolute, out var uri)
-                && (uri.Scheme == Uri.UriSchemeHttp || uri.Scheme == Uri.UriSchemeHttps)
-                && uri.AbsolutePath == "/" && !origin.EndsWith('/')))
-            {
-                errors.Add($"CorsOrigins: '{origin}' must be '*' or an origin such as 'https://app.example.com' (scheme, host, optional port, no path).");
-            }
+            Add(errors, nameof(options.CorsOrigins), OriginProblem(origin));
         }
 
-        if (options.SpaFallback is { } spa && (spa.Length == 0 || spa.StartsWith('/') || spa.Contains('\\') || spa.Split('/').Any(s => s is "" or "." or "..")))
+        if (options.SpaFallback is { } spa)
         {
-            errors.Add($"SpaFallback: '{spa}' must be a path under the root, such as 'index.html'.");
+            Add(errors, nameof(options.SpaFallback), SpaFallbackProblem(spa));
         }
 
         if (options.Watch is { } watch)
@@ -156,6 +138,84 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
         return errors;
     }
 
+    /// <summary>The problem with <see cref="PeregrineOptions.Root"/>, or <see langword="null"/>.</summary>
+    internal static string? RootProblem(string? root)
+        => string.IsNullOrWhiteSpace(root) ? "a folder to serve is required."
+            : !Directory.Exists(root) ? $"'{root}' does not exist or is not a folder."
+            : null;
+
+    /// <summary>
+    /// The problem with one of <see cref="PeregrineOptions.CorsOrigins"/>, or <see langword="null"/>:
+    /// it must be <c>*</c> or an origin, that is a scheme, a host and an optional port with no
+    /// path, query or fragment (RFC 6454 §6.1), as a browser sends it in <c>Origin</c>.
+    /// </summary>
+    internal static string? OriginProblem(string? origin)
+        => origin == "*" || (Uri.TryCreate(origin, UriKind.Absolute, out var uri)
+            && (uri.Scheme == Uri.UriSchemeHttp || uri.Scheme == Uri.UriSchemeHttps)
+            && uri.AbsolutePath == "/" && !origin.EndsWith('/') && uri.Query.Length == 0 && uri.Fragment.Length == 0)
+            ? null
+            : $"'{origin}' is not '*' or an origin such as 'https://app.example.com' (scheme, host, optional port, no path).";
+
+    /// <summary>
+    /// The problem with one of <see cref="PeregrineOptions.Headers"/>, or <see langword="null"/>:
+    /// a token for a name (RFC 9110 §5.1) that is not one Peregrine sets itself, and a value.
+    /// </summary>
+    internal static string? HeaderProblem(string? name, string? value)
+    {
+        if (string.IsNullOrEmpty(name) || !name.All(IsTokenChar))
+        {
+            return $"'{name}' is not a valid header name.";
+        }
+
+        if (s_reservedHeaders.Contains(name))
+        {
+            return $"'{name}' is set by Peregrine for each response and cannot be configured.";
+        }
+
+        return HeaderValueProblem(value, required: true) is { } problem ? $"'{name}' {problem}" : null;
+    }
+
+    /// <summary>
+    /// The problem with a value sent as a header field, or <see langword="null"/>: visible ASCII,
+    /// spaces and tabs only (RFC 9110 §5.5). Anything else, CR and LF above all, would let a
+    /// configuration value split the response. Worded to follow a name: "X-Frame: needs a value."
+    /// </summary>
+    internal static string? HeaderValueProblem(string? value, bool required)
+    {
+        if (value is null || (required && value.Length == 0))
+        {
+            return "needs a value.";
+        }
+
+        foreach (var c in value)
+        {
+            if (c is not ('\t' or (>= ' ' and <= '~')))
+            {
+                return $"holds a character not allowed in a header value (U+{(int)c:X4}); only visible ASCII, space and tab are.";
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>
+    /// The problem with <see cref="PeregrineOptions.SpaFallback"/>, or <see langword="null"/>:
+    /// a relative path that stays under the root (no empty, <c>.</c> or <c>..</c> segment, no
+    /// backslash), since it is looked up in the catalog as it is.
+    /// </summary>
+    internal static string? SpaFallbackProblem(string spa)
+        => spa.Length == 0 || spa.StartsWith('/') || spa.Contains('\\') || spa.Split('/').Any(s => s is "" or "." or "..")
+            ? $"'{spa}' must be a file under the root, such as 'index.html'."
+            : null;
+
+    private static void Add(List<string> errors, string name, string? problem)
+    {
+        if (problem is not null)
+        {
+            errors.Add($"{name}: {problem}");
+        }
+    }
+
     // Framing and representation headers that each response computes; a fixed value would
     // break the response (RFC 9110 §8, RFC 9112 §6).
     private static readonly HashSet<string> s_reservedHeaders = new(StringComparer.OrdinalIgnoreCase)
@@ -167,24 +227,4 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
 
     private static bool IsTokenChar(char c)
         => char.IsAsciiLetterOrDigit(c) || "!#$%&'*+-.^_`|~".Contains(c);
-
-    private static void CheckHeaderValue(List<string> errors, string name, string? value, bool required)
-    {
-        if (value is null || (required && value.Length == 0))
-        {
-            errors.Add($"{name}: a value is required.");
-            return;
-        }
-
-        // A header value may hold visible ASCII, spaces and tabs (RFC 9110 §5.5); anything else,
-        // CR and LF above all, would let a configuration value split the response.
-        foreach (var c in value)
-        {
-            if (c is not ('\t' or (>= ' ' and <= '~')))
-            {
-                errors.Add($"{name}: holds a character not allowed in a header value (U+{(int)c:X4}); only visible ASCII, space and tab are.");
-                return;
-            }
-        }
-    }
 }

@@ -1,3 +1,5 @@
+using System.Net;
+
 namespace Peregrine.Server.Configuration;
 
 /// <summary>
@@ -6,277 +8,73 @@ namespace Peregrine.Server.Configuration;
 /// </summary>
 internal static class OptionTable
 {
-    public static readonly OptionSpec Root = new("root", Arity.Value, "ROOT",
+    public static readonly OptionSpec Root = Value<string>("root", "ROOT",
         "The folder to serve (default: the current directory).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.NonEmpty(v, e, out var root))
-            {
-                s.Root = root;
-            }
-        })
-    { IsPositional = true, IsPath = true };
+        ValueParsers.NonEmpty, static (s, root) => s.Root = root, isPath: true, isPositional: true);
 
-    public static readonly OptionSpec Port = new("port", Arity.Value, "N",
+    public static readonly OptionSpec Port = Value<int>("port", "N",
         "Port to listen on (default 8080; 0 picks a free port).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Port(v, e, out var port))
-            {
-                s.Port = port;
-            }
-        });
+        ValueParsers.Port, static (s, port) => s.Port = port);
 
-    public static readonly OptionSpec Host = new("host", Arity.Value, "ADDR",
+    public static readonly OptionSpec Host = Value<(string Name, IPAddress? Address)>("host", "ADDR",
         "Address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all, localhost for both loopbacks).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Host(v, e, out var address))
-            {
-                s.Host = v.Single;
-                s.Address = address;
-            }
-        });
+        ValueParsers.Host, static (s, host) => (s.Host, s.Address) = host);
 
-    public static readonly OptionSpec Spa = new("spa", Arity.OptionalValue, "FILE",
+    public static readonly OptionSpec Spa = OptionalValue("spa", "FILE",
         "Single-page app: answer navigations that match no file with FILE (default index.html).",
-        static (s, v, e) =>
-        {
-            if (v.Disabled)
-            {
-                s.Spa = null;
-            }
-            else if (ValueParsers.SpaFile(v, e, out var file))
-            {
-                s.Spa = file;
-            }
-        });
+        ValueParsers.SpaFile, static (s, file) => s.Spa = file);
 
-    public static readonly OptionSpec Listing = new("listing", Arity.Switch, null,
-        "List folders that have no index file (HTML, or JSON for Accept: application/json).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Boolean(v, e, out var on))
-            {
-                s.Listing = on;
-            }
-        });
+    public static readonly OptionSpec Listing = Switch("listing", static (s, on) => s.Listing = on,
+        "List folders that have no index file (HTML, or JSON for Accept: application/json).");
 
-    public static readonly OptionSpec Cors = new("cors", Arity.Values, "ORIGIN",
+    public static readonly OptionSpec Cors = Items<string>("cors", Arity.Values, "ORIGIN",
         "Allow cross-origin reads from these origins; bare --cors allows any (*).",
-        static (s, v, e) =>
-        {
-            var origins = v.Values.Count == 0 ? ["*"] : v.Values;
-            var ok = true;
-            foreach (var origin in origins)
-            {
-                ok &= ValueParsers.Origin(v, origin, e);
-            }
+        ValueParsers.Origin, static (s, origins) => s.Cors = origins, "separated by commas or spaces", bare: "*");
 
-            if (ok)
-            {
-                s.Cors = [.. origins];
-            }
-        })
-    { EnvironmentListHelp = "separated by commas or spaces" };
-
-    public static readonly OptionSpec Header = new("header", Arity.Repeated, "'NAME: VALUE'",
+    public static readonly OptionSpec Header = Items<KeyValuePair<string, string>>("header", Arity.Repeated, "'NAME: VALUE'",
         "Add a response header to every file; repeat for more.",
-        static (s, v, e) =>
-        {
-            var headers = new List<KeyValuePair<string, string>>();
-            var ok = true;
-            foreach (var text in v.Values)
-            {
-                if (!ValueParsers.Header(v, text, e, out var header))
-                {
-                    ok = false;
-                }
-                else if (headers.Any(h => string.Equals(h.Key, header.Key, StringComparison.OrdinalIgnoreCase)))
-                {
-                    e.Add($"{v.Describe()}: the header '{header.Key}' is given twice.");
-                    ok = false;
-                }
-                else
-                {
-                    headers.Add(header);
-                }
-            }
+        ValueParsers.Header, static (s, headers) => s.Headers = headers, "one per line");
 
-            if (ok)
-            {
-                s.Headers = headers;
-            }
-        })
-    { EnvironmentListHelp = "one per line" };
-
-    public static readonly OptionSpec Cache = new("cache", Arity.Repeated, "'GLOB=VALUE'",
+    public static readonly OptionSpec Cache = Items<CacheRule>("cache", Arity.Repeated, "'GLOB=VALUE'",
         "Cache-Control for files matching GLOB (*.html, assets/**); first match wins; repeat for more.",
-        static (s, v, e) =>
-        {
-            var rules = new List<CacheRule>();
-            foreach (var text in v.Values)
-            {
-                if (ValueParsers.CacheRule(v, text, e, out var rule))
-                {
-                    rules.Add(rule);
-                }
-            }
+        ValueParsers.CacheRule, static (s, rules) => s.Cache = rules, "one per line");
 
-            if (rules.Count == v.Values.Count)
-            {
-                s.Cache = rules;
-            }
-        })
-    { EnvironmentListHelp = "one per line" };
-
-    public static readonly OptionSpec AccessLog = new("accessLog", Arity.OptionalValue, "FILE",
+    public static readonly OptionSpec AccessLog = OptionalValue("accessLog", "FILE",
         "Log one line per request to FILE, or to standard output when bare or '-'.",
-        static (s, v, e) =>
-        {
-            if (v.Disabled)
-            {
-                s.AccessLog = null;
-            }
-            else if (v.Values.Count == 0)
-            {
-                s.AccessLog = "-";
-            }
-            else if (ValueParsers.NonEmpty(v, e, out var target))
-            {
-                s.AccessLog = target;
-            }
-        })
-    { IsPath = true };
+        ValueParsers.FileOrStandardOutput, static (s, target) => s.AccessLog = target, isPath: true);
 
-    public static readonly OptionSpec Metrics = new("metrics", Arity.Switch, null,
-        "Serve Prometheus metrics at /metrics (health is always at /healthz).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Boolean(v, e, out var on))
-            {
-                s.Metrics = on;
-            }
-        });
+    // Switches, one a line: on when present (--no-watch), or set to true or false.
+    public static readonly OptionSpec Metrics = Switch("metrics", static (s, on) => s.Metrics = on, "Serve Prometheus metrics at /metrics (health is always at /healthz).");
+    public static readonly OptionSpec NoWatch = Switch("noWatch", static (s, on) => s.NoWatch = on, "Index once at start-up; do not watch ROOT for changes.");
+    public static readonly OptionSpec NoCompression = Switch("noCompression", static (s, on) => s.NoCompression = on, "Do not compress files (sidecars such as app.js.br are not served either).");
+    public static readonly OptionSpec NoFastPath = Switch("noFastPath", static (s, on) => s.NoFastPath = on, "Send every request through Kestrel's HTTP layer and the middleware (for comparison).");
+    public static readonly OptionSpec NoInlineIo = Switch("noInlineIo", static (s, on) => s.NoInlineIo = on, "Run request handling on the thread pool instead of the socket threads (on by default without TLS).");
 
-    public static readonly OptionSpec NoWatch = new("noWatch", Arity.Switch, null,
-        "Index once at start-up; do not watch ROOT for changes.",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Boolean(v, e, out var on))
-            {
-                s.NoWatch = on;
-            }
-        });
+    public static readonly OptionSpec CompressionCache = PathValue("compressionCache", "DIR", static (s, folder) => s.CompressionCache = folder,
+        "Keep compressed files in DIR across restarts (writable by the server only).");
 
-    public static readonly OptionSpec NoCompression = new("noCompression", Arity.Switch, null,
-        "Do not compress files (sidecars such as app.js.br are not served either).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Boolean(v, e, out var on))
-            {
-                s.NoCompression = on;
-            }
-        });
-
-    public static readonly OptionSpec NoFastPath = new("noFastPath", Arity.Switch, null,
-        "Send every request through Kestrel's HTTP layer and the middleware (for comparison).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Boolean(v, e, out var on))
-            {
-                s.NoFastPath = on;
-            }
-        });
-
-    public static readonly OptionSpec NoInlineIo = new("noInlineIo", Arity.Switch, null,
-        "Run request handling on the thread pool instead of the socket threads (on by default without TLS).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Boolean(v, e, out var on))
-            {
-                s.NoInlineIo = on;
-            }
-        });
-
-    public static readonly OptionSpec CompressionCache = new("compressionCache", Arity.Value, "DIR",
-        "Keep compressed files in DIR across restarts (writable by the server only).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.NonEmpty(v, e, out var folder))
-            {
-                s.CompressionCache = folder;
-            }
-        })
-    { IsPath = true };
-
-    public static readonly OptionSpec MemoryBudget = new("memoryBudget", Arity.Value, "SIZE",
+    public static readonly OptionSpec MemoryBudget = Value<long>("memoryBudget", "SIZE",
         "Most bytes of file content held in memory, as 268435456, 256M or 1G (default 256M).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Size(v, e, out var bytes))
-            {
-                s.MemoryBudget = bytes;
-            }
-        });
+        ValueParsers.Size, static (s, bytes) => s.MemoryBudget = bytes);
 
-    public static readonly OptionSpec TlsCert = new("tlsCert", Arity.Value, "FILE",
-        "Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain; needs --tls-key.",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.NonEmpty(v, e, out var file))
-            {
-                s.TlsCert = file;
-            }
-        })
-    { IsPath = true };
+    public static readonly OptionSpec TlsCert = PathValue("tlsCert", "FILE", static (s, file) => s.TlsCert = file,
+        "Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain; needs --tls-key.");
 
-    public static readonly OptionSpec TlsKey = new("tlsKey", Arity.Value, "FILE",
-        "The PEM private key for --tls-cert (encrypted keys take --tls-password).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.NonEmpty(v, e, out var file))
-            {
-                s.TlsKey = file;
-            }
-        })
-    { IsPath = true };
+    public static readonly OptionSpec TlsKey = PathValue("tlsKey", "FILE", static (s, file) => s.TlsKey = file,
+        "The PEM private key for --tls-cert (encrypted keys take --tls-password).");
 
-    public static readonly OptionSpec TlsPfx = new("tlsPfx", Arity.Value, "FILE",
-        "Serve HTTPS with this PKCS#12 (.pfx/.p12) certificate and key instead.",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.NonEmpty(v, e, out var file))
-            {
-                s.TlsPfx = file;
-            }
-        })
-    { IsPath = true };
+    public static readonly OptionSpec TlsPfx = PathValue("tlsPfx", "FILE", static (s, file) => s.TlsPfx = file,
+        "Serve HTTPS with this PKCS#12 (.pfx/.p12) certificate and key instead.");
 
-    public static readonly OptionSpec TlsPassword = new("tlsPassword", Arity.Value, "PW",
+    public static readonly OptionSpec TlsPassword = Value<string>("tlsPassword", "PW",
         "Password of the --tls-pfx file or the encrypted --tls-key (prefer the variable: ps shows arguments).",
-        static (s, v, _) => s.TlsPassword = v.Single);
+        ValueParsers.Text, static (s, password) => s.TlsPassword = password);
 
-    public static readonly OptionSpec ShutdownTimeout = new("shutdownTimeout", Arity.Value, "SECONDS",
+    public static readonly OptionSpec ShutdownTimeout = Value<TimeSpan>("shutdownTimeout", "SECONDS",
         "On SIGTERM or Ctrl+C, let responses in flight finish for this long (default 10).",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Seconds(v, e, out var timeout))
-            {
-                s.ShutdownTimeout = timeout;
-            }
-        });
+        ValueParsers.Seconds, static (s, timeout) => s.ShutdownTimeout = timeout);
 
-    public static readonly OptionSpec Quiet = new("quiet", Arity.Switch, null,
-        "Print only errors.",
-        static (s, v, e) =>
-        {
-            if (ValueParsers.Boolean(v, e, out var on))
-            {
-                s.Quiet = on;
-            }
-        })
-    { ShortFlag = "-q" };
+    public static readonly OptionSpec Quiet = Switch("quiet", static (s, on) => s.Quiet = on, "Print only errors.", shortFlag: "-q");
 
     public static readonly IReadOnlyList<OptionSpec> All =
     [
@@ -291,6 +89,74 @@ internal static class OptionTable
     { IsPath = true };
 
     public const string ConfigFlag = "--config";
+
+    /// <summary>An option on when present (<c>--listing</c>), or set to true or false.</summary>
+    private static OptionSpec Switch(string key, Action<ServerSettings, bool> store, string help, string? shortFlag = null)
+        => new(key, Arity.Switch, null, help, Parse(ValueParsers.Boolean, store)) { ShortFlag = shortFlag };
+
+    /// <summary>A file or folder; a relative path in a config file is taken from the file's folder.</summary>
+    private static OptionSpec PathValue(string key, string valueName, Action<ServerSettings, string> store, string help)
+        => Value(key, valueName, help, ValueParsers.NonEmpty, store, isPath: true);
+
+    /// <summary>An option with one value, stored once it parses.</summary>
+    private static OptionSpec Value<T>(string key, string valueName, string help, ValueParser<T> parse, Action<ServerSettings, T> store, bool isPath = false, bool isPositional = false)
+        => new(key, Arity.Value, valueName, help, Parse(parse, store)) { IsPath = isPath, IsPositional = isPositional };
+
+    /// <summary>An option whose value is optional (<c>--spa</c>, <c>--spa=app.html</c>); turned off (<c>--spa=false</c>), it stores null.</summary>
+    private static OptionSpec OptionalValue(string key, string valueName, string help, ValueParser<string> parse, Action<ServerSettings, string?> store, bool isPath = false)
+    {
+        var parseAndStore = Parse(parse, store);
+        return new(key, Arity.OptionalValue, valueName, help, (s, v, e) =>
+        {
+            if (v.Disabled)
+            {
+                store(s, null);
+            }
+            else
+            {
+                parseAndStore(s, v, e);
+            }
+        })
+        { IsPath = isPath };
+    }
+
+    /// <summary>
+    /// A list option: every item is parsed, and the list is stored only when all of them are.
+    /// Given bare, it holds <paramref name="bare"/> if there is one.
+    /// </summary>
+    private static OptionSpec Items<T>(string key, Arity arity, string valueName, string help, ItemParser<T> parse, Action<ServerSettings, List<T>> store, string environmentListHelp, string? bare = null)
+        => new(key, arity, valueName, help, (s, v, e) =>
+        {
+            var texts = v.Values.Count == 0 && bare is not null ? [bare] : v.Values;
+            var items = new List<T>(texts.Count);
+            var ok = true;
+            foreach (var text in texts)
+            {
+                if (parse(v, text, items, e, out var item))
+                {
+                    items.Add(item);
+                }
+                else
+                {
+                    ok = false;
+                }
+            }
+
+            if (ok)
+            {
+                store(s, items);
+            }
+        })
+        { EnvironmentListHelp = environmentListHelp };
+
+    private static Action<ServerSettings, SettingValue, List<string>> Parse<T>(ValueParser<T> parse, Action<ServerSettings, T> store)
+        => (s, v, e) =>
+        {
+            if (parse(v, e, out var value))
+            {
+                store(s, value);
+            }
+        };
 
     public static OptionSpec? ByKey(string key)
     {

@@ -38,10 +38,11 @@ internal static class SettingsLoader
             settings.Sources[value.Option.Key] = value;
         }
 
-        if (!Directory.Exists(settings.Root))
+        // The library's rules for what exists on disk, on the values in force only: a folder
+        // named in a source that another overrides is neither looked for nor created.
+        if (PeregrineOptionsValidator.RootProblem(settings.Root) is { } rootProblem)
         {
-            var root = settings.Sources.TryGetValue(OptionTable.Root.Key, out var rootValue) ? rootValue.Describe() : "ROOT (default)";
-            errors.Add($"{root}: '{settings.Root}' does not exist or is not a folder.");
+            errors.Add($"{settings.Describe(OptionTable.Root)}: {rootProblem}");
         }
 
         if (CertificateLoader.CheckCombination(settings, errors))
@@ -49,8 +50,14 @@ internal static class SettingsLoader
             settings.Certificate = CertificateLoader.Load(settings, errors);
         }
 
-        // Opened last, and only when all else is well: opening creates the file, which a
-        // start-up that fails anyway should not leave behind.
+        // Created last, and only when all else is well: a start-up that fails anyway should not
+        // leave a cache folder or a log file behind.
+        if (settings.CompressionCache is { } cache && errors.Count == 0
+            && Compression.CompressionOptionsValidator.CacheDirectoryProblem(cache) is { } cacheProblem)
+        {
+            errors.Add($"{settings.Describe(OptionTable.CompressionCache)}: {cacheProblem}");
+        }
+
         if (settings.AccessLog is not null && errors.Count == 0)
         {
             settings.AccessLogStream = AccessLogWriter.Open(settings, errors);

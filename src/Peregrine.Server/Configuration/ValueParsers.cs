@@ -4,9 +4,21 @@ using Peregrine;
 
 namespace Peregrine.Server.Configuration;
 
+/// <summary>Reads one value of an option; false after adding one message that names the option and its source.</summary>
+internal delegate bool ValueParser<T>(SettingValue value, List<string> errors, out T result);
+
+/// <summary>
+/// Reads one item of a list option. <paramref name="earlier"/> holds the items of the same value
+/// already read, for rules across items (a header given twice).
+/// </summary>
+internal delegate bool ItemParser<T>(SettingValue value, string text, IReadOnlyList<T> earlier, List<string> errors, out T item);
+
 /// <summary>
 /// Parsers for option values. Each returns false after adding one message that names the option
-/// and its source, so that every bad value in every source is reported in one run.
+/// and its source, so that every bad value in every source is reported in one run. Where the
+/// library has a rule for the value (origins, headers, Cache-Control values, the SPA file), the rule is the
+/// library's own (<see cref="PeregrineOptionsValidator"/>) and only its message is prefixed here:
+/// the two cannot drift apart.
 /// </summary>
 internal static class ValueParsers
 {
@@ -27,12 +39,19 @@ internal static class ValueParsers
         return false;
     }
 
-    public static bool Host(SettingValue value, List<string> errors, out IPAddress? address)
+    /// <summary>An IP address, or <c>localhost</c> (both loopbacks: no single address).</summary>
+    public static bool Host(SettingValue value, List<string> errors, out (string Name, IPAddress? Address) host)
     {
         var text = value.Single;
-        address = null;
-        if (text == "localhost" || IPAddress.TryParse(text.Trim('[', ']'), out address))
+        host = (text, null);
+        if (text == "localhost")
         {
+            return true;
+        }
+
+        if (IPAddress.TryParse(text.Trim('[', ']'), out var address))
+        {
+            host = (text, address);
             return true;
         }
 
@@ -114,58 +133,65 @@ internal static class ValueParsers
         return false;
     }
 
-    /// <summary>A path under the root, as the library's SpaFallback requires.</summary>
+    /// <summary>The value as given, whatever it is (a password).</summary>
+    public static bool Text(SettingValue value, List<string> errors, out string text)
+    {
+        text = value.Single;
+        return true;
+    }
+
+    /// <summary>A file, or standard output (<c>-</c>) when the option is given bare.</summary>
+    public static bool FileOrStandardOutput(SettingValue value, List<string> errors, out string target)
+    {
+        if (value.Values.Count == 0)
+        {
+            target = "-";
+            return true;
+        }
+
+        return NonEmpty(value, errors, out target);
+    }
+
+    /// <summary>A file under the root for the library's SpaFallback; bare, the default one.</summary>
     public static bool SpaFile(SettingValue value, List<string> errors, out string file)
     {
         file = value.Values.Count == 0 ? ServerSettings.DefaultSpaFile : value.Single;
-        if (file.Length > 0 && file[0] != '/' && !file.Contains('\\') && !file.Split('/').Any(s => s is "" or "." or ".."))
-        {
-            return true;
-        }
-
-        errors.Add($"{value.Describe()}: '{file}' must be a file under ROOT, such as 'index.html'.");
-        return false;
+        return Check(value, PeregrineOptionsValidator.SpaFallbackProblem(file), errors);
     }
 
-    /// <summary><c>*</c> or an origin: scheme, host and optional port, no path (RFC 6454 §6.1).</summary>
-    public static bool Origin(SettingValue value, string origin, List<string> errors)
+    /// <summary><c>*</c> or an origin, by the library's rule for CorsOrigins.</summary>
+    public static bool Origin(SettingValue value, string origin, IReadOnlyList<string> earlier, List<string> errors, out string result)
     {
-        if (origin == "*" || (Uri.TryCreate(origin, UriKind.Absolute, out var uri)
-            && (uri.Scheme == Uri.UriSchemeHttp || uri.Scheme == Uri.UriSchemeHttps)
-            && uri.AbsolutePath == "/" && !origin.EndsWith('/') && uri.Query.Length == 0 && uri.Fragment.Length == 0))
-        {
-            return true;
-        }
-
-        errors.Add($"{value.Describe()}: '{origin}' is not '*' or an origin such as 'https://app.example.com' (scheme, host, optional port, no path).");
-        return false;
+        result = origin;
+        return Check(value, PeregrineOptionsValidator.OriginProblem(origin), errors);
     }
 
-    /// <summary><c>Name: value</c>, the way the header appears on the wire (RFC 9110 §5).</summary>
-    public static bool Header(SettingValue value, string text, List<string> errors, out KeyValuePair<string, string> header)
+    /// <summary>
+    /// <c>Name: value</c>, the way the header appears on the wire (RFC 9110 §5), by the library's
+    /// rule for Headers (a reserved name is refused here, under the flag's name), once per name.
+    /// </summary>
+    public static bool Header(SettingValue value, string text, IReadOnlyList<KeyValuePair<string, string>> earlier, List<string> errors, out KeyValuePair<string, string> header)
     {
-        header = default;
         var colon = text.IndexOf(':');
-        var name = colon < 0 ? "" : text[..colon];
-        var field = colon < 0 ? "" : text[(colon + 1)..].Trim(' ', '\t');
-        if (name.Length == 0 || !name.All(IsTokenChar))
+        header = colon < 0 ? default : new(text[..colon], text[(colon + 1)..].Trim(' ', '\t'));
+        if (colon <= 0)
         {
             errors.Add($"{value.Describe()}: '{text}' is not 'Name: value' with a valid header name.");
             return false;
         }
 
-        if (field.Length == 0 || !IsFieldValue(field))
+        var name = header.Key;
+        if (earlier.Any(h => string.Equals(h.Key, name, StringComparison.OrdinalIgnoreCase)))
         {
-            errors.Add($"{value.Describe()}: '{text}' needs a value of visible ASCII characters, spaces and tabs.");
+            errors.Add($"{value.Describe()}: the header '{name}' is given twice.");
             return false;
         }
 
-        header = new(name, field);
-        return true;
+        return Check(value, PeregrineOptionsValidator.HeaderProblem(name, header.Value), errors);
     }
 
     /// <summary><c>GLOB=VALUE</c>: split at the first <c>=</c>, since Cache-Control values hold them (<c>max-age=60</c>).</summary>
-    public static bool CacheRule(SettingValue value, string text, List<string> errors, out CacheRule rule)
+    public static bool CacheRule(SettingValue value, string text, IReadOnlyList<CacheRule> earlier, List<string> errors, out CacheRule rule)
     {
         rule = null!;
         var equals = text.IndexOf('=');
@@ -177,9 +203,9 @@ internal static class ValueParsers
             return false;
         }
 
-        if (!IsFieldValue(cacheControl))
+        if (PeregrineOptionsValidator.HeaderValueProblem(cacheControl, required: false) is { } problem)
         {
-            errors.Add($"{value.Describe()}: '{text}' has a Cache-Control value with characters other than visible ASCII, spaces and tabs.");
+            errors.Add($"{value.Describe()}: '{text}' {problem}");
             return false;
         }
 
@@ -187,8 +213,15 @@ internal static class ValueParsers
         return true;
     }
 
-    private static bool IsTokenChar(char c) => char.IsAsciiLetterOrDigit(c) || "!#$%&'*+-.^_`|~".Contains(c);
+    /// <summary>Adds the library's message for a value, under the option's name and source.</summary>
+    public static bool Check(SettingValue value, string? problem, List<string> errors)
+    {
+        if (problem is null)
+        {
+            return true;
+        }
 
-    // RFC 9110 §5.5: visible ASCII, space and tab; CR and LF above all would split the response.
-    private static bool IsFieldValue(string value) => value.All(c => c is '\t' or (>= ' ' and <= '~'));
+        errors.Add($"{value.Describe()}: {problem}");
+        return false;
+    }
 }

@@ -61,36 +61,41 @@ internal static class CompressionOptionsValidator
 
     private static void CollectCacheDirectory(CompressionOptions options, List<string> errors)
     {
-        var directory = options.CacheDirectory;
-        if (directory is null)
+        if (options.CacheDirectory is not null && CacheDirectoryProblem(options.CacheDirectory) is { } problem)
         {
-            return;
+            errors.Add($"Compression.CacheDirectory: {problem}");
         }
+    }
 
+    /// <summary>
+    /// The problem with a cache folder, or <see langword="null"/>. The folder is created now,
+    /// and written to once, so that a read-only or misspelt location fails the start-up instead
+    /// of silently costing a full compression on every restart. The standalone server checks
+    /// its <c>--compression-cache</c> with this too.
+    /// </summary>
+    internal static string? CacheDirectoryProblem(string directory)
+    {
         if (string.IsNullOrWhiteSpace(directory))
         {
-            errors.Add("Compression.CacheDirectory: must be a folder path, or not set.");
-            return;
+            return "must be a folder path, or not set.";
         }
 
         if (File.Exists(directory))
         {
-            errors.Add($"Compression.CacheDirectory: '{directory}' is a file, not a folder.");
-            return;
+            return $"'{directory}' is a file, not a folder.";
         }
 
-        // Created now, and written to once, so that a read-only or misspelt location fails the
-        // start-up instead of silently costing a full compression on every restart.
         try
         {
             Directory.CreateDirectory(directory);
             var probe = Path.Combine(directory, ".peregrine-write-test-" + Guid.NewGuid().ToString("N"));
             File.WriteAllBytes(probe, []);
             File.Delete(probe);
+            return null;
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or ArgumentException or NotSupportedException)
         {
-            errors.Add($"Compression.CacheDirectory: '{directory}' cannot be created or written to ({ex.Message}).");
+            return $"'{directory}' cannot be created or written to ({ex.Message}).";
         }
     }
 }

@@ -140,12 +140,16 @@ public sealed class CommandLineTests
     [InlineData(new[] { "/no/such/folder/anywhere" }, "ROOT (command line): '/no/such/folder/anywhere' does not exist")]
     [InlineData(new[] { ".", "." }, "only one ROOT")]
     [InlineData(new[] { ".", "--spa", "." }, "a value for --spa attaches with '=': --spa=.")]
-    [InlineData(new[] { "--spa=../secret.html" }, "--spa (command line): '../secret.html' must be a file under ROOT")]
+    [InlineData(new[] { "--spa=../secret.html" }, "--spa (command line): '../secret.html' must be a file under the root")]
     [InlineData(new[] { "--listing=maybe" }, "--listing (command line): 'maybe' is not true or false")]
     [InlineData(new[] { "--cors=https://a.example/path" }, "--cors (command line): 'https://a.example/path' is not '*' or an origin")]
     [InlineData(new[] { "--header", "no colon" }, "--header (command line): 'no colon' is not 'Name: value'")]
     [InlineData(new[] { "--header", "Bad Name: x" }, "--header (command line)")]
-    [InlineData(new[] { "--header", "X-Empty:" }, "--header (command line): 'X-Empty:' needs a value")]
+    [InlineData(new[] { "--header", "X-Empty:" }, "--header (command line): 'X-Empty' needs a value")]
+    [InlineData(new[] { "--header", "Content-Type: text/plain" }, "--header (command line): 'Content-Type' is set by Peregrine for each response and cannot be configured.")]
+    [InlineData(new[] { "--header", "X-A: 1\u0001" }, "--header (command line): 'X-A' holds a character not allowed in a header value (U+0001)")]
+    [InlineData(new[] { "--cors=https://a.example?x=1" }, "--cors (command line): 'https://a.example?x=1' is not '*' or an origin")]
+    [InlineData(new[] { "--cache", "*.html=no-cache\u0001" }, "--cache (command line): '*.html=no-cache\u0001' holds a character not allowed in a header value (U+0001)")]
     [InlineData(new[] { "--header", "X-A: 1", "--header", "x-a: 2" }, "the header 'x-a' is given twice")]
     [InlineData(new[] { "--cache", "no-equals" }, "--cache (command line): 'no-equals' is not 'GLOB=VALUE'")]
     [InlineData(new[] { "--memory-budget", "lots" }, "--memory-budget (command line): 'lots' is not a size")]
@@ -161,6 +165,17 @@ public sealed class CommandLineTests
         var error = Assert.Single(loaded.Errors);
         Assert.Contains(expected, error);
         Assert.DoesNotContain("\n", error);
+    }
+
+    [Fact]
+    public void CompressionCacheThatIsAFile_IsReportedUnderTheFlag()
+    {
+        using var tree = new TempTree();
+        var file = tree.Write("not-a-folder", "x");
+
+        var loaded = SettingsLoader.Load([tree.Root, "--compression-cache", file], s_noEnvironment);
+
+        Assert.Equal($"--compression-cache (command line): '{file}' is a file, not a folder.", Assert.Single(loaded.Errors));
     }
 
     [Fact]
