@@ -87,8 +87,10 @@ public sealed class PeregrineOptions
     public long MaxHashedFileSize { get; set; } = 64L * 1024 * 1024;
 
     /// <summary>
-    /// The most bytes of file content held in memory, all files together. Default: 256 MiB.
-    /// Smaller files are kept first; files that do not fit are streamed from disk.
+    /// The most bytes held in memory for files, all files together: their content and their
+    /// compressed variants. Default: 256 MiB. Smaller files are kept first; files that do not fit
+    /// are streamed from disk, and variants that do not fit are read from their sidecar or cache
+    /// file, or not made.
     /// </summary>
     public long MemoryBudget { get; set; } = 256L * 1024 * 1024;
 
@@ -130,6 +132,6 @@ public sealed class PeregrineOptions
     /// <summary>Watching the root for changes and redeploys.</summary>
     public Catalog.WatchOptions Watch { get; set; } = new();
 
-    /// <summary>Compression at index time and Accept-Encoding negotiation.</summary>
+    /// <summary>Compression of files in the background after each index, and Accept-Encoding negotiation.</summary>
     public Compression.CompressionOptions Compression { get; set; } = new();
 }

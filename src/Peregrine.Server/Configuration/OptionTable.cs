@@ -54,7 +54,7 @@ internal static class OptionTable
         "Keep compressed files in DIR across restarts (writable by the server only).");
 
     public static readonly OptionSpec MemoryBudget = Value<long>("memoryBudget", "SIZE",
-        "Most bytes of file content held in memory, as 268435456, 256M or 1G (default 256M).",
+        "Most bytes of files and their compressed forms held in memory, as 268435456, 256M or 1G (default 256M).",
         ValueParsers.Size, static (s, bytes) => s.MemoryBudget = bytes);
 
     public static readonly OptionSpec TlsCert = PathValue("tlsCert", "FILE", static (s, file) => s.TlsCert = file,

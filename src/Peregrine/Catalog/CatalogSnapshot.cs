@@ -3,8 +3,10 @@ using System.Diagnostics.CodeAnalysis;
 namespace Peregrine.Catalog;
 
 /// <summary>
-/// An immutable index from request path (relative to the mount point, leading slash, decoded)
-/// to entry. A request reads one snapshot reference and sees one consistent site.
+/// One index of the site: request path (relative to the mount point, leading slash, decoded) to
+/// entry, in a <see cref="PathIndex"/> built once and never changed. A request reads one
+/// snapshot reference and sees one consistent site. Paths compare ordinally, character for
+/// character: case-sensitive, as the file systems Peregrine is meant for are.
 /// </summary>
 internal sealed class CatalogSnapshot
 {
@@ -14,7 +16,6 @@ internal sealed class CatalogSnapshot
     {
         Root = root;
         RootIdentity = rootIdentity;
-        // Ordinal: paths are case-sensitive, as the file systems Peregrine is meant for are.
         _index = PathIndex.Create(entries);
         FileCount = fileCount;
         CachedBytes = cachedBytes;

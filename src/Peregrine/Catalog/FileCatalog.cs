@@ -98,11 +98,11 @@ internal sealed class FileCatalog : IDisposable
             if (first.Count >= LargeTree)
             {
                 // The scan of a large tree leaves its scratch (directory entries, path strings, the
-                // build's dictionary) in the heap, and the GC keeps that memory committed: a
-                // million-file tree measured 913 MB RSS with 518 MB live. One compacting
-                // collection before the first request gives it back (573 MB) and packs the
-                // entries together; at that size it moved the first response from 7.4 s to 7.7 s,
-                // once, while requests wait for the index anyway (bench/RESULTS.md, "Catalog scale").
+                // build's dictionary) in the heap, and the GC keeps that memory committed, far
+                // above what the snapshot holds live. One compacting collection before the first
+                // request gives most of it back and packs the entries together, for a slightly
+                // later first response, once, while requests wait for the index anyway
+                // (bench/RESULTS.md, "Catalog scale", "Then: a faster index", has the figures).
                 GC.Collect(2, GCCollectionMode.Aggressive, blocking: true, compacting: true);
             }
 

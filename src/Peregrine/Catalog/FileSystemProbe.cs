@@ -22,10 +22,18 @@ internal enum FileKind : byte
 }
 
 /// <summary>
-/// The two file system questions .NET cannot answer: the canonical path of a file with every
-/// symbolic link resolved (realpath(3)), used to keep links from escaping the root, and
-/// whether a path is a regular file rather than a FIFO or device. Index time only.
+/// The file system questions .NET cannot answer cheaply: the canonical path of a file with every
+/// symbolic link resolved (realpath(3)), used to keep links from escaping the root; whether a
+/// path is a regular file rather than a FIFO or device; and a file's length and modification
+/// time from one stat(2), lstat(2) or fstat(2).
 /// </summary>
+/// <remarks>
+/// Not for index time only. The scan and the entry builder use it for every file; the watcher
+/// checks the root's identity with it on a timer; the compressor checks sidecars with it; and a
+/// request answered from disk calls <see cref="Probe(Microsoft.Win32.SafeHandles.SafeFileHandle)"/>
+/// (one fstat(2) of the open file) to check that the file is still the indexed version, before
+/// and while it is sent. No request path is ever passed here, only paths the index found.
+/// </remarks>
 internal static partial class FileSystemProbe
 {
     private const int S_IFMT = 0xF000;

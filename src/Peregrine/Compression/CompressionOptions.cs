@@ -1,8 +1,8 @@
 namespace Peregrine.Compression;
 
 /// <summary>
-/// Compression of files at index time: each compressible file is compressed once, at the best
-/// ratio, and the result is served like any other bytes.
+/// Compression of files in the background once they are indexed: each compressible file is
+/// compressed once, at the best ratio, and the result is served like any other bytes.
 /// </summary>
 public sealed class CompressionOptions
 {

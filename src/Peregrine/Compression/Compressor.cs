@@ -60,9 +60,9 @@ internal sealed class Compressor : IDisposable
         for (var i = 0; i < Workers; i++)
         {
             // Dedicated threads rather than the thread pool: Brotli at quality 11 holds a thread
-            // for over a second per megabyte (4 MB of mixed text took 6 s on one core of the
-            // development machine), and a pool thread held that long is one Kestrel cannot use
-            // for requests until the pool notices and grows.
+            // for seconds on a large file (bench/RESULTS.md, "Compression at start-up", has the
+            // rate), and a pool thread held that long is one Kestrel cannot use for requests
+            // until the pool notices and grows.
             new Thread(Work) { IsBackground = true, Name = "Peregrine compression" }.Start();
         }
     }
