@@ -12,8 +12,9 @@ record. It sends K requests for each PATH, one after another on one keep-alive c
 request and the end of its response. Response 1 is left out of the summary: TLS 1.3 session
 tickets arrive with it. Loopback only; every socket operation has a timeout.
 
-Record sizes are ciphertext lengths; the plaintext of a TLS 1.3 record is 17 bytes less (one
-content-type byte and the 16-byte AEAD tag). Standard library only.
+Record sizes are the records' length fields (the ciphertext); the plaintext of a TLS 1.3 record
+is 17 bytes less (one content-type byte and the 16-byte AEAD tag), and each record takes 5 more
+bytes of header on the wire. Standard library only.
 """
 import argparse
 import collections
@@ -134,7 +135,7 @@ class H2:
         block = b"\x82\x87" + literal(4, path) + literal(1, "127.0.0.1")  # GET, https, :path, :authority
         stream, self.stream = self.stream, self.stream + 2
         self.conn.send(self.frame(1, 0x05, stream, block))  # HEADERS, END_STREAM | END_HEADERS
-        status, body, data_frames = 0, 0, 0
+        status, body, data_frames = 0, 0, []
         while True:
             kind, flags, sid, payload = self.next_frame()
             if kind == 4 and not flags & 1:  # SETTINGS from the server: acknowledge
@@ -149,7 +150,7 @@ class H2:
                 status = {0x88: 200, 0x89: 204, 0x8A: 206, 0x8B: 304, 0x8C: 400, 0x8D: 404, 0x8E: 500}.get(first, -1)
             elif sid == stream and kind == 0:
                 body += len(payload)
-                data_frames += 1
+                data_frames.append(len(payload) if not flags & 1 else f"{len(payload)} END_STREAM")
             elif sid == stream and kind == 3:
                 raise ConnectionError("RST_STREAM")
             if sid == stream and flags & 1 and kind in (0, 1):
@@ -199,7 +200,7 @@ def main():
             f"{path}: status {status}, body {length:,} B; records per response {dict(sorted(counts.items()))} "
             f"(responses 2-{args.requests}); last one: {len(records)} records, ciphertext sizes [{shown}], "
             f"plaintext {sum(n - 17 for n in sizes):,} B"
-            + (f"; {frames} DATA frames" if h2 else "")
+            + (f"; {len(frames)} DATA frames {frames}" if h2 else "")
             + f"; recv() calls per response {[r[4] for r in steady]}"
         )
 

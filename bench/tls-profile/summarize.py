@@ -179,6 +179,9 @@ def main():
     env = dict(l.split("=", 1) for l in read(os.path.join(out, "environment.txt")).splitlines() if "=" in l)
     print(f"# HTTPS profile: {', '.join(servers)}\n")
     print(f"Folder `{os.path.basename(out)}`; load average before {env.get('load_before')}, after {env.get('load_after')}.\n")
+    extra = [f"`{k[4:]}={v}`" for k, v in env.items() if k.startswith("env.")]
+    if env.get("label") or extra:
+        print(f"Label: {env.get('label') or '(none)'}; environment: {', '.join(extra) or '(no DOTNET_ variables)'}.\n")
 
     # 1. perf stat per request
     print("## Per request (perf stat on the server during wrk; requests = wrk's rate × the counted seconds)\n")
@@ -322,8 +325,8 @@ def main():
         ])
     print(table(["server-size", "HTTPS/1.1 records per response (ciphertext sizes)", "h2 records per response",
                  "syscalls per response (median of responses 2-6, HTTPS/1.1)", "socket write sizes, last response"], rows))
-    print("\nRecords: `lib/tls-records.py` reads the raw TLS stream and counts record headers (a TLS 1.3 record "
-          "carries its ciphertext length minus 17 bytes of plaintext). Syscalls: `strace -f -ttt` on the server while "
+    print("\nRecords: `lib/tls-records.py` reads the raw TLS stream and counts record headers; sizes are the length "
+          "fields (plaintext + 17 bytes in TLS 1.3; each record adds a 5-byte header on the wire). Syscalls: `strace -f -ttt` on the server while "
           "that client sends 6 requests 0.3 s apart; the trace is split at the pauses and the first response "
           "(with the handshake) is left out.")
 
