@@ -2,9 +2,6 @@ using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
-using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Catalog;
-using Peregrine.Compression;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.FastPath;
@@ -308,11 +305,11 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
     /// <param name="HandsOff">Requests that go to Kestrel under these options whatever the row says.</param>
     internal sealed record OptionSet(Action<PeregrineOptions> Configure, string Base = "", Func<string, bool>? HandsOff = null);
 
-    /// <summary>A server with the fast path and one without for each option set, started on first use; one tree for all.</summary>
+    /// <summary>A pair of servers for each option set, started on first use; one tree for all.</summary>
     public sealed class Hosts : IAsyncLifetime
     {
         private readonly TempTree _tree = new();
-        private readonly ConcurrentDictionary<string, Lazy<Task<HostPair>>> _pairs = new();
+        private readonly ConcurrentDictionary<string, Lazy<Task<OptionSetHosts>>> _pairs = new();
 
         public Task InitializeAsync()
         {
@@ -338,50 +335,20 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
             _tree.Dispose();
         }
 
-        internal Task<HostPair> For(string set) => _pairs.GetOrAdd(set, name => new(() => HostPair.StartAsync(_tree.Root, s_sets[name]))).Value;
+        internal Task<OptionSetHosts> For(string set) => _pairs.GetOrAdd(set, name => new(() => OptionSetHosts.StartAsync(_tree.Root, s_sets[name]))).Value;
     }
 
-    internal sealed class HostPair : IAsyncDisposable
+    /// <summary>The pair of servers for one option set, and how its rows are filled in and sent.</summary>
+    internal sealed class OptionSetHosts(HostPair pair, string mount) : IAsyncDisposable
     {
-        private readonly string _base;
-        private string _etag = "";
-        private string _lastModified = "";
+        public HostPair Pair { get; } = pair;
 
-        private HostPair(PeregrineHost plain, PeregrineHost fast, HandOffRecorder recorder, string mount)
-        {
-            Plain = plain;
-            Fast = fast;
-            Recorder = recorder;
-            _base = mount;
-        }
+        public PeregrineHost Fast => Pair.Fast;
 
-        public PeregrineHost Plain { get; }
+        public HandOffRecorder Recorder => Pair.Recorder;
 
-        public PeregrineHost Fast { get; }
-
-        public HandOffRecorder Recorder { get; }
-
-        public static async Task<HostPair> StartAsync(string root, OptionSet set)
-        {
-            void Configure(PeregrineOptions options)
-            {
-                options.Watch.Enabled = false;
-                set.Configure(options);
-            }
-
-            var recorder = new HandOffRecorder();
-            var pair = new HostPair(
-                await PeregrineHost.StartAsync(root, Configure),
-                await PeregrineHost.StartAsync(root, Configure, fastPath: true, behindFastPath: recorder.Install),
-                recorder,
-                set.Base);
-            await pair.Plain.Services.GetRequiredService<Compressor>().WhenIdle();
-            await pair.Fast.Services.GetRequiredService<Compressor>().WhenIdle();
-            using var response = await pair.Plain.Client.GetAsync(set.Base + "/index.html");
-            pair._etag = response.Headers.ETag!.Tag;
-            pair._lastModified = response.Content.Headers.LastModified!.Value.ToString("r");
-            return pair;
-        }
+        public static async Task<OptionSetHosts> StartAsync(string root, OptionSet set)
+            => new(await HostPair.StartAsync(root, set.Configure, set.Base + "/index.html"), set.Base);
 
         /// <summary>
         /// Fills in a row: <c>{base}</c> the mount path, <c>{etag}</c> and <c>{lm}</c> the
@@ -390,7 +357,7 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
         /// </summary>
         public string Expand(string head)
         {
-            var expanded = head.Replace("{base}", _base).Replace("{etag}", _etag).Replace("{lm}", _lastModified);
+            var expanded = head.Replace("{base}", mount).Replace("{etag}", Pair.ETag).Replace("{lm}", Pair.LastModified);
             while (expanded.IndexOf("{pad:", StringComparison.Ordinal) is var at and >= 0)
             {
                 var end = expanded.IndexOf('}', at);
@@ -410,15 +377,11 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
         /// <summary>The normalised answers of both servers, and whether the fast-path server handed the connection to Kestrel.</summary>
         public async Task<(string Plain, string Fast, bool HandedOff)> ExchangeBothAsync(string request)
         {
-            var plain = await ExchangeWithPortAsync(Plain, request);
-            var fast = await ExchangeWithPortAsync(Fast, request);
+            var plain = await ExchangeWithPortAsync(Pair.Plain, request);
+            var fast = await ExchangeWithPortAsync(Pair.Fast, request);
             return (Normalise(plain.Response), Normalise(fast.Response), Recorder.TakeHandedOff(fast.ClientPort));
         }
 
-        public async ValueTask DisposeAsync()
-        {
-            await Plain.DisposeAsync();
-            await Fast.DisposeAsync();
-        }
+        public ValueTask DisposeAsync() => Pair.DisposeAsync();
     }
 }
