@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
@@ -232,10 +233,23 @@ internal sealed partial class PeregrineMiddleware
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static Task WriteAsync(HttpResponse response, ReadOnlyMemory<byte> content)
     {
-        // One write of bytes made at index time; Kestrel sends headers and body together.
+        if (content.Length <= UnflushedWriteLimit)
+        {
+            // Left for Kestrel to flush when the response ends: headers, body and, over HTTP/2,
+            // END_STREAM on the last DATA frame go out in one write (a flush here made HTTP/2
+            // send an empty DATA frame of its own, one more TLS record and send per response).
+            response.BodyWriter.Write(content.Span);
+            return Task.CompletedTask;
+        }
+
+        // Larger bodies are flushed as written, so that the client's pace holds them back.
         var pending = response.BodyWriter.WriteAsync(content);
         return pending.IsCompletedSuccessfully ? Task.CompletedTask : pending.AsTask();
     }
+
+    // Bodies up to this size are copied into Kestrel's output before it flushes; it bounds what
+    // one request can buffer without back-pressure.
+    private const int UnflushedWriteLimit = 64 * 1024;
 
     private async Task SendFromDiskAsync(HttpContext context, CatalogEntry entry, Representation representation, long offset, long count)
     {
