@@ -1,5 +1,7 @@
 using System.Diagnostics;
 using System.Net;
+using System.Net.Sockets;
+using System.Text;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Live;
@@ -17,7 +19,6 @@ public sealed class LiveContentTests : IAsyncLifetime
         _tree.Write("index.html", "home");
         _tree.Write("changing.txt", "version 1");
         _tree.Write("doomed.txt", "here for now");
-        _tree.Write("big.bin", new byte[3 * 1024 * 1024]);
         _host = await PeregrineHost.StartAsync(_tree.Root);
     }
 
@@ -86,13 +87,32 @@ public sealed class LiveContentTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task LargeFileRewrittenInPlace_IsNeverSentWithStaleHeaders()
+    public async Task LargeFileRewrittenInPlaceMidSend_IsCutShort_ThenServedWithItsNewHeaders()
     {
-        // The 3 MiB file is streamed from disk; after an in-place rewrite to another length
-        // every response either matches its own headers or is cut short, never wrong bytes.
-        var replacement = new byte[2 * 1024 * 1024];
-        new Random(7).NextBytes(replacement);
-        await File.WriteAllBytesAsync(Path.Combine(_tree.Root, "big.bin"), replacement);
+        // A file streamed from disk is rewritten in place (to another length) while a response
+        // for it is part-way through: that response must be cut short, never completed with
+        // bytes its headers do not describe; the next ones carry the new file whole. The file is
+        // far larger than what the socket buffers between a stalled client and the server hold,
+        // so the send is still under way when the file changes.
+        var path = _tree.Write("big.bin", Pattern(BigFileLength, seed: 1));
+        await TimeUntilAsync(async () =>
+        {
+            using var head = await _host.Client.SendAsync(new HttpRequestMessage(HttpMethod.Head, "/big.bin"));
+            return head.Content.Headers.ContentLength == BigFileLength;
+        });
+
+        using var client = new TcpClient { ReceiveBufferSize = 64 * 1024 };
+        await client.ConnectAsync(_host.Address.Host, _host.Address.Port);
+        var stream = client.GetStream();
+        await stream.WriteAsync("GET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"u8.ToArray());
+        var (contentLength, received) = await ReadHeadAndSomeBodyAsync(stream, atLeast: 64 * 1024);
+        Assert.Equal(BigFileLength, contentLength);
+
+        var replacement = Pattern(2 * 1024 * 1024, seed: 2);
+        await File.WriteAllBytesAsync(path, replacement);
+        received += await ReadToEndAsync(stream);
+
+        Assert.True(received < contentLength, $"all {received} bytes of a response whose file changed mid-send were sent");
 
         var elapsed = await TimeUntilAsync(async () =>
         {
@@ -103,6 +123,58 @@ public sealed class LiveContentTests : IAsyncLifetime
         });
 
         Assert.True(elapsed < s_limit, $"took {elapsed.TotalMilliseconds} ms");
+    }
+
+    private const int BigFileLength = 32 * 1024 * 1024;
+
+    private static byte[] Pattern(int length, int seed)
+    {
+        var bytes = new byte[length];
+        new Random(seed).NextBytes(bytes);
+        return bytes;
+    }
+
+    /// <summary>Reads the response head and at least <paramref name="atLeast"/> body bytes; returns Content-Length and the body bytes read.</summary>
+    private static async Task<(long ContentLength, long Received)> ReadHeadAndSomeBodyAsync(NetworkStream stream, int atLeast)
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        var buffer = new byte[256 * 1024];
+        var filled = 0;
+        var headEnd = -1;
+        while (headEnd < 0 || filled - headEnd - 4 < atLeast)
+        {
+            var read = await stream.ReadAsync(buffer.AsMemory(filled), timeout.Token);
+            Assert.True(read > 0, "the connection closed before the body began");
+            filled += read;
+            headEnd = headEnd >= 0 ? headEnd : buffer.AsSpan(0, filled).IndexOf("\r\n\r\n"u8);
+        }
+
+        var head = Encoding.Latin1.GetString(buffer, 0, headEnd);
+        Assert.StartsWith("HTTP/1.1 200", head, StringComparison.Ordinal);
+        var lengthLine = head.Split("\r\n").Single(line => line.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase));
+        return (long.Parse(lengthLine["Content-Length:".Length..].Trim()), filled - headEnd - 4);
+    }
+
+    /// <summary>Reads until the server closes the connection (or resets it); returns the bytes read.</summary>
+    private static async Task<long> ReadToEndAsync(NetworkStream stream)
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        var buffer = new byte[256 * 1024];
+        long total = 0;
+        try
+        {
+            int read;
+            while ((read = await stream.ReadAsync(buffer, timeout.Token)) > 0)
+            {
+                total += read;
+            }
+        }
+        catch (IOException)
+        {
+            // Reset rather than closed: the response ends here all the same.
+        }
+
+        return total;
     }
 
     private static async Task<TimeSpan> TimeUntilAsync(Func<Task<bool>> condition)
