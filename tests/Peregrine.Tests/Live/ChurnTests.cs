@@ -9,15 +9,21 @@ namespace Peregrine.Tests.Live;
 /// <summary>
 /// Files are rewritten in place, truncated, replaced by rename, deleted and recreated in a loop
 /// while many clients download them. Every body received must be exactly the content its ETag
-/// names (the tag is the content's hash, so the test recomputes it), its length must match
-/// Content-Length, and the only failures allowed are 404s for the files that are deliberately
-/// deleted.
+/// names (the tag is the content's hash, so the test recomputes it), and its length must match
+/// Content-Length. File lengths straddle the in-memory limit, so both ways of sending run: from
+/// memory, and from disk with its version checks. The other answers allowed are those the disk
+/// path gives a file that changes under it: a 404 for a file deliberately deleted, a 503 with
+/// Retry-After while a file keeps changing, and a response cut short mid-body; none of them
+/// passes wrong bytes off as the file.
 /// </summary>
 [Collection(LiveCollection.Name)]
 public sealed class ChurnTests
 {
     private const int Files = 24;
     private const int MinimumResponses = 10_000;
+
+    // Lengths run from 200 to 20,200 bytes, so about half of the versions are sent from disk.
+    private const int InMemoryLimit = 10_000;
 
     [Fact]
     public async Task FilesChangingUnderLoad_EveryBodyIsTheVersionItsTagNames()
@@ -28,11 +34,13 @@ public sealed class ChurnTests
             tree.Write(Name(i), Content(i, 0));
         }
 
-        await using var host = await PeregrineHost.StartAsync(tree.Root);
+        await using var host = await PeregrineHost.StartAsync(tree.Root, options => options.MaxCachedFileSize = InMemoryLimit);
         using var stop = new CancellationTokenSource();
         var failures = new ConcurrentQueue<string>();
         var responses = 0;
         var notFound = 0;
+        var checkedFromMemory = 0;
+        var checkedFromDisk = 0;
 
         var mutator = Task.Run(async () =>
         {
@@ -77,12 +85,31 @@ public sealed class ChurnTests
             while (Volatile.Read(ref responses) < MinimumResponses)
             {
                 var i = random.Next(Files);
-                using var response = await host.Client.GetAsync("/" + Name(i));
-                var body = await response.Content.ReadAsByteArrayAsync();
+                HttpResponseMessage response;
+                byte[] body;
+                try
+                {
+                    response = await host.Client.GetAsync("/" + Name(i));
+                    body = await response.Content.ReadAsByteArrayAsync();
+                }
+                catch (HttpRequestException)
+                {
+                    // Cut short: the file changed while it was sent from disk.
+                    Interlocked.Increment(ref responses);
+                    continue;
+                }
+
+                using var disposeResponse = response;
                 Interlocked.Increment(ref responses);
                 if (response.StatusCode == HttpStatusCode.NotFound && IsDeletable(i))
                 {
                     Interlocked.Increment(ref notFound);
+                    continue;
+                }
+
+                if (response.StatusCode == HttpStatusCode.ServiceUnavailable && response.Headers.RetryAfter is not null)
+                {
+                    // Kept changing while the disk path tried to read one whole version.
                     continue;
                 }
 
@@ -101,7 +128,11 @@ public sealed class ChurnTests
                 if (tag != EntityTag.Compute(body))
                 {
                     failures.Enqueue($"{Name(i)}: body hashes to {EntityTag.Compute(body)} but ETag is {tag}");
+                    continue;
                 }
+
+                // A body over the limit cannot have come from memory; one under it almost always did.
+                Interlocked.Increment(ref body.Length > InMemoryLimit ? ref checkedFromDisk : ref checkedFromMemory);
             }
         })).ToArray();
 
@@ -109,10 +140,13 @@ public sealed class ChurnTests
         stop.Cancel();
         await mutator;
 
-        // Three files in four are never deleted, so most responses must have been checked
-        // bytes against ETag, not passed over as a deleted file's 404.
-        Assert.True(responses - notFound >= MinimumResponses / 2, $"only {responses - notFound} of {responses} responses were 200s");
+        // Most responses must have been checked bytes against ETag, not passed over as a 404,
+        // a 503 or a cut; and both ways of sending must have been checked, not just one.
+        var checkedCount = checkedFromMemory + checkedFromDisk;
         Assert.True(failures.IsEmpty, $"{failures.Count} of {responses} responses failed, e.g. {string.Join("; ", failures.Take(5))}");
+        Assert.True(checkedCount >= MinimumResponses / 2, $"only {checkedCount} of {responses} responses were checked 200s");
+        Assert.True(checkedFromDisk >= MinimumResponses / 10, $"only {checkedFromDisk} checked bodies came from disk");
+        Assert.True(checkedFromMemory >= MinimumResponses / 10, $"only {checkedFromMemory} checked bodies came from memory");
     }
 
     private static string Name(int i) => $"dir{i % 3}/file{i}.txt";
