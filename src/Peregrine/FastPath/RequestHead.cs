@@ -277,9 +277,17 @@ internal ref struct RequestHead
 
     private static bool Connection(ref RequestHead request, ReadOnlySpan<byte> value)
     {
+        // Kestrel (HttpHeaders.ParseConnection) separates options by commas and spaces only: an
+        // option next to a tab is not one it recognises (keep-alive,<HTAB>close keeps the
+        // connection open), so a value with a tab inside is left to it.
+        if (value.Contains((byte)'\t'))
+        {
+            return false;
+        }
+
         foreach (var range in value.Split((byte)','))
         {
-            var token = value[range].Trim(" \t"u8);
+            var token = value[range].Trim((byte)' ');
             if (Ascii.EqualsIgnoreCase(token, "close"u8))
             {
                 request.Close = true;

@@ -175,6 +175,14 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
             6,
             FastPath
         },
+        // A tab before "close": Kestrel does not read it as close, keeps the connection open and
+        // answers the next request (found by the fuzzer, seed 1, case 85340).
+        {
+            "GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: keep-alive,\t close\r\n\r\n" +
+            "GET /img/a.png HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            2,
+            Kestrel
+        },
         // A bare LF after an answered request: Kestrel takes the rest, and answers it.
         {
             "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n" +

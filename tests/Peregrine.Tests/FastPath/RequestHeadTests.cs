@@ -264,6 +264,8 @@ public sealed class RequestHeadTests
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close;x\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: keep-alive,\t close\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\t,keep-alive\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nAccept-Encoding: br\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"a\"\r\nIf-None-Match: \"b\"\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: a\r\nIf-Modified-Since: b\r\n\r\n")]

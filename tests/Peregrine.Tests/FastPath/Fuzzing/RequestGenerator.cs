@@ -80,10 +80,11 @@ internal sealed class RequestGenerator(Random random, FuzzTarget target)
     // own; now and then one that sends the request to Kestrel, or that Kestrel refuses.
     private string Field() => _random.Next(24) switch
     {
-        0 => "Accept-Encoding: " + Pick(["br", "gzip", "br, gzip", "gzip;q=0", "identity", "", "*", "zstd, br;q=0.5"]),
-        1 => "If-None-Match: " + Pick([_target.Pair.ETag, "W/" + _target.Pair.ETag, "\"x\"", "*", "\"x\", " + _target.Pair.ETag]),
+        0 => "Accept-Encoding: " + Pick(["br", "gzip", "br, gzip", "gzip;q=0", "identity", "", "*", "zstd, br;q=0.5", "gzip,\tbr", "br;q=0.5 , gzip ;q=0.9"]),
+        1 => "If-None-Match: " + Pick([_target.Pair.ETag, "W/" + _target.Pair.ETag, "\"x\"", "*", "\"x\", " + _target.Pair.ETag, "\"x\",\t" + _target.Pair.ETag]),
         2 => "If-Modified-Since: " + Pick([_target.Pair.LastModified, "Sat, 01 Jan 2000 00:00:00 GMT", "garbage"]),
-        3 => "Connection: " + Pick(["keep-alive", "close", "Close", "keep-alive, close", ", close", "upgrade", "close, ", "close,close", "te"]),
+        3 => "Connection: " + Pick(["keep-alive", "close", "Close", "keep-alive, close", ", close", "upgrade", "close, ", "close,close", "te",
+            "keep-alive,\tclose", "close\t", "keep-alive ,close", "CLOSE , keep-alive", "close close", "Keep-Alive"]),
         4 => "Origin: " + Pick(["https://a.example", "https://evil.example", "null"]),
         5 => "Accept: " + Pick(["text/html", "*/*", "application/json", "text/html,application/xhtml+xml"]),
         6 => "User-Agent: fuzz/1.0 (+x)",
