@@ -100,7 +100,7 @@ public sealed class SidecarTests : IDisposable
             "truncated" => EncodeQuickly(coding, source)[..^40],
             "other bytes" => EncodeQuickly(coding, CompressibleText("x")),
             "trailing bytes" => [.. EncodeQuickly(coding, source), 1, 2, 3, 4],
-            // Decodes to the file and then some: a stand-in for a decompression bomb.
+            // Decodes to the file and then some (HostileSidecarTests has a real bomb).
             _ => EncodeQuickly(coding, [.. source, .. new byte[100_000]]),
         };
         File.WriteAllBytes(path + Encoders.SidecarExtension(coding), sidecar);
@@ -124,27 +124,14 @@ public sealed class SidecarTests : IDisposable
         File.WriteAllBytes(path + ".gz", RandomBytes(600));
         using var compressor = new Compressor(_harness.Options.Compression, new MemoryBudget(long.MaxValue), _harness.Logger);
 
-        // Two indexes give two entries for the one file, as a rebuild does.
+        // Two indexes give two entries for the one file, as a rebuild does. Bounded: a worker
+        // stuck on the bad sidecar would otherwise hang the test rather than fail it.
         compressor.Enqueue(_harness.Find(_harness.Index(), "/app.js"));
-        await compressor.WhenIdle();
+        await compressor.WhenIdle().WaitAsync(TimeSpan.FromSeconds(10));
         compressor.Enqueue(_harness.Find(_harness.Index(), "/app.js"));
-        await compressor.WhenIdle();
+        await compressor.WhenIdle().WaitAsync(TimeSpan.FromSeconds(10));
 
         Assert.Equal(2, compressor.FilesProcessed);
-        Assert.Equal(1, _harness.Logger.Count(25));
-    }
-
-    [Fact]
-    public async Task SidecarThatIsNotARegularFile_IsIgnored()
-    {
-        // A FIFO named app.js.br would block the worker that opened it; a folder stands in for one.
-        _harness.Options.Compression.Encodings = ["br"];
-        var path = _harness.Tree.Write("app.js", CompressibleText());
-        Directory.CreateDirectory(path + ".br");
-
-        var entry = await _harness.IndexAndCompress("/app.js");
-
-        Assert.NotNull(entry.Encoded!.Brotli);
         Assert.Equal(1, _harness.Logger.Count(25));
     }
 
