@@ -147,6 +147,26 @@ public sealed class CatalogTests
         Assert.Equal(13, changedAfter!.Identity.Length);
     }
 
+    [Fact]
+    public async Task LinksThatLoop_EndTheScan_AndEachRealFolderIsWalkedOnce()
+    {
+        // A link back up the tree would make the scan endless; each real folder is walked once,
+        // under its shallowest path. Bounded: an endless scan must fail the test, not hang it.
+        using var tree = new TempTree();
+        tree.Write("a/b/file.txt", "x");
+        Directory.CreateSymbolicLink(Path.Combine(tree.Root, "a/b/up"), Path.Combine(tree.Root, "a"));
+        Directory.CreateSymbolicLink(Path.Combine(tree.Root, "a/b/self"), Path.Combine(tree.Root, "a/b"));
+
+        var build = Task.Run(() => Build(tree.Root));
+        Assert.Same(build, await Task.WhenAny(build, Task.Delay(TimeSpan.FromSeconds(10))));
+        var snapshot = await build;
+
+        Assert.Equal(1, snapshot.FileCount);
+        Assert.True(snapshot.TryFind("/a/b/file.txt", out _));
+        Assert.False(snapshot.TryFind("/a/b/up/b/file.txt", out _));
+        Assert.False(snapshot.TryFind("/a/b/self/file.txt", out _));
+    }
+
     private static CatalogSnapshot Build(string root, Action<PeregrineOptions>? configure = null)
     {
         var options = new PeregrineOptions { Root = root };

@@ -86,6 +86,34 @@ public sealed class ListingQueryTests
         Assert.Equal(new ListingQuery(ListingSort.Name, false, 1, DirectoryListing.DefaultPageSize), DirectoryListing.ParseQuery(query));
     }
 
+    [Theory]
+    [InlineData("separators")]
+    [InlineData("repeated keys")]
+    [InlineData("long page number")]
+    [InlineData("long key")]
+    public void ParseQuery_HostileQueryOfMegabytes_IsReadInOnePass(string shape)
+    {
+        // The query string comes from the client, up to Kestrel's request-line limit or beyond
+        // it over HTTP/2. Parsing must stay linear in its length; the bound fails a parser that
+        // goes back over the string for each pair.
+        const int Size = 4 << 20;
+        var query = shape switch
+        {
+            "separators" => "?" + new string('&', Size),
+            "repeated keys" => "?" + string.Concat(Enumerable.Repeat("sort=x&order=y&", Size / 15)) + "page=2",
+            "long page number" => "?page=" + new string('9', Size),
+            _ => "?" + new string('s', Size) + "=size",
+        };
+
+        var stopwatch = System.Diagnostics.Stopwatch.StartNew();
+        var parsed = DirectoryListing.ParseQuery(query);
+
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(1), $"took {stopwatch.ElapsedMilliseconds} ms");
+        Assert.Equal(ListingSort.Name, parsed.Sort);
+        Assert.False(parsed.Descending);
+        Assert.Equal(shape switch { "long page number" => int.MaxValue, "repeated keys" => 2, _ => 1 }, parsed.Page);
+    }
+
     [Fact]
     public void ParseQuery_QueryString_ReadsTheSameAsItsRawValue()
     {
