@@ -1,6 +1,13 @@
 using Peregrine.Server.AccessLog;
 using Peregrine.Server.Tls;
 
+// Configuration: before the flow starts. The standalone server reads its settings from the
+// command line, the environment and a config file (OptionTable lists every option once, with its
+// three spellings), checks each value with the library's own rules (PeregrineOptionsValidator)
+// under the flag's name and source, and hands the library its options (ServerSettings.ApplyTo),
+// from which the catalog is built and every request then runs catalog -> negotiation ->
+// conditional -> ranges -> send.
+
 namespace Peregrine.Server.Configuration;
 
 /// <summary>The outcome of reading every source.</summary>

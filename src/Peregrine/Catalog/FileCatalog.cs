@@ -1,6 +1,15 @@
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
+// Catalog: the bottom of the flow. A request runs catalog -> negotiation -> conditional ->
+// ranges -> send, and this stage answers its first question, which entry a path names, from an
+// index built before any request: scan the root (TreeScanner), build the entries (EntryBuilder:
+// content type, ETag, bytes in memory, header values), add the folders (DirectoryEntries), freeze
+// the snapshot (CatalogSnapshot, PathIndex), and watch for changes (CatalogWatcher) to build the
+// next one. A path that is not in the index is never handed to the file system. The catalog knows
+// nothing of the stages above it: compression follows the snapshots it publishes (Published), and
+// listings render the sorted children a folder's entry holds.
+
 namespace Peregrine.Catalog;
 
 /// <summary>

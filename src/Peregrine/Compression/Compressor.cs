@@ -3,6 +3,13 @@ using Microsoft.Extensions.Logging;
 using Peregrine.Catalog;
 using Peregrine.Select;
 
+// Compression: beside the index flow rather than in the request's. After each snapshot is
+// published (catalog), the compressor makes the encoded variants of its negotiable files in the
+// background (Compressor schedules, VariantEncoder makes each variant from a sidecar, a cache file
+// or the encoder) and publishes them on their entries. A request never waits for it: negotiation
+// (catalog -> negotiation -> conditional -> ranges -> send) chooses among the variants published
+// so far, and until then sends the identity bytes.
+
 namespace Peregrine.Compression;
 
 /// <summary>

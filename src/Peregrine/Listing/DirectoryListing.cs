@@ -1,6 +1,12 @@
 using Microsoft.AspNetCore.Http;
 using Peregrine.Catalog;
 
+// Listing: the answer for a folder entry without a default document, when listings are on. The
+// catalog resolved the path (catalog -> negotiation -> conditional -> ranges -> send) to a folder
+// entry whose children it sorted at index time (SortedViews); this stage takes the place of
+// negotiation and send for it: it reads the query (sort, order, page), pages the sorted children
+// and renders the page as HTML or JSON. No folder is read and nothing is sorted per request.
+
 namespace Peregrine.Listing;
 
 /// <summary>
