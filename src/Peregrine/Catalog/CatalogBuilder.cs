@@ -11,20 +11,10 @@ namespace Peregrine.Catalog;
 /// then freeze the index. Only files found here can ever be served, so no request path is
 /// ever handed to the file system.
 /// </summary>
-internal sealed class CatalogBuilder
+internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger)
 {
-    private readonly PeregrineOptions _options;
-    private readonly ILogger _logger;
-    private readonly TreeScanner _scanner;
-    private readonly EntryBuilder _entries;
-
-    public CatalogBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger)
-    {
-        _options = options;
-        _logger = logger;
-        _scanner = new TreeScanner(options, logger);
-        _entries = new EntryBuilder(options, budget, logger);
-    }
+    private readonly TreeScanner _scanner = new(options, logger);
+    private readonly EntryBuilder _entries = new(options, budget, logger);
 
     /// <summary>
     /// Builds a snapshot. Entries of <paramref name="previous"/> whose file has the same path,
@@ -34,8 +24,8 @@ internal sealed class CatalogBuilder
     public CatalogSnapshot Build(CatalogSnapshot? previous = null, CancellationToken cancellationToken = default)
     {
         var stopwatch = Stopwatch.StartNew();
-        var root = FileSystemProbe.RealPath(Path.GetFullPath(_options.Root))
-            ?? throw new DirectoryNotFoundException($"The root '{_options.Root}' does not exist.");
+        var root = FileSystemProbe.RealPath(Path.GetFullPath(options.Root))
+            ?? throw new DirectoryNotFoundException($"The root '{options.Root}' does not exist.");
         var identity = FileSystemProbe.IdentityOf(root);
 
         var (files, directories) = _scanner.Scan(root, cancellationToken);
@@ -56,10 +46,10 @@ internal sealed class CatalogBuilder
         }
 
         var fileCount = entries.Count;
-        DirectoryEntries.Add(entries, directories, _options);
+        DirectoryEntries.Add(entries, directories, options);
 
         var snapshot = new CatalogSnapshot(entries, fileCount, cachedBytes, root, identity);
-        PeregrineLog.Indexed(_logger, fileCount, totalBytes, cachedBytes, root, stopwatch.ElapsedMilliseconds);
+        PeregrineLog.Indexed(logger, fileCount, totalBytes, cachedBytes, root, stopwatch.ElapsedMilliseconds);
         return snapshot;
     }
 }
