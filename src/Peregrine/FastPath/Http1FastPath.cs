@@ -27,10 +27,6 @@ namespace Peregrine.FastPath;
 /// </summary>
 internal sealed partial class Http1FastPath
 {
-    // Kestrel's own default (KestrelServerLimits.MaxRequestHeadersTotalSize): a longer head goes
-    // to Kestrel, which refuses it with its own status.
-    private const int MaxHeadBytes = 32 * 1024;
-
     // Pipelined requests are answered into the connection's pipe until this many bytes wait
     // there, then flushed before the next is answered: a client that pipelines thousands of
     // requests for a 1 MB file gets them as fast as it reads, and the server holds at most one
@@ -139,8 +135,14 @@ internal sealed partial class Http1FastPath
                 {
                     if (closing.IsCancellationRequested || Environment.TickCount64 > Volatile.Read(ref watched.Deadline))
                     {
-                        // Timed out, or the server is shutting down between requests: close,
-                        // as Kestrel would.
+                        // Timed out, or the server is shutting down: close, as Kestrel would.
+                        // A head that began and did not finish in time gets Kestrel's 408 first.
+                        if (headStarted != 0 && !closing.IsCancellationRequested)
+                        {
+                            WriteRequestTimeout(output);
+                            await FlushAsync(output, watched);
+                        }
+
                         return;
                     }
 
@@ -151,10 +153,11 @@ internal sealed partial class Http1FastPath
 
                 var buffer = result.Buffer;
                 var outcome = Process(ref buffer, output);
-                if (outcome == Outcome.HandOff || (outcome == Outcome.NeedMore && buffer.Length > MaxHeadBytes))
+                if (outcome == Outcome.HandOff || (outcome == Outcome.NeedMore && result.IsCompleted && !buffer.IsEmpty))
                 {
                     // Nothing of this request is consumed: Kestrel reads it from the start and
-                    // answers it (a 431 for a head too large) and the rest of the connection.
+                    // answers it (a 431 for a head too large, a 400 for one the client ended
+                    // before it was complete) and the rest of the connection.
                     // What was answered before it must reach the client first, under the same
                     // send deadline as any other flush.
                     input.AdvanceTo(buffer.Start, buffer.Start);
@@ -209,6 +212,22 @@ internal sealed partial class Http1FastPath
             // The client reset the connection (ConnectionResetException is an IOException):
             // there is no one left to answer.
         }
+    }
+
+    /// <summary>
+    /// Kestrel's answer to a head not complete within <c>RequestHeadersTimeout</c>
+    /// (Http1Connection.OnRequestHeadersTimeout): 408, no body, and the connection closes.
+    /// </summary>
+    private void WriteRequestTimeout(PipeWriter output)
+    {
+        output.Write("HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n"u8);
+        output.Write(HttpDate.Line);
+        if (_serverHeader)
+        {
+            output.Write("Server: Kestrel\r\n"u8);
+        }
+
+        output.Write("\r\n"u8);
     }
 
     /// <summary>
