@@ -6,8 +6,8 @@ using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 using Peregrine.Cors;
 using Peregrine.Diagnostics;
-using Peregrine.Preconditions;
-using Peregrine.Select;
+using Peregrine.Conditional;
+using Peregrine.Negotiation;
 using Peregrine.Send;
 
 namespace Peregrine;
@@ -190,7 +190,7 @@ internal sealed partial class PeregrineMiddleware
         }
 
         // Preconditions compare against the representation that would be sent (§13.1).
-        switch (Preconditions.Preconditions.Evaluate(request.Headers, representation.ETag, entry.LastModifiedHeader, entry.LastModified))
+        switch (ConditionalRequest.Evaluate(request.Headers, representation.ETag, entry.LastModifiedHeader, entry.LastModified))
         {
             case PreconditionResult.NotModified:
                 response.StatusCode = StatusCodes.Status304NotModified;

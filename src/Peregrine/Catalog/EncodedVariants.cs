@@ -1,4 +1,3 @@
-using Peregrine.Select;
 
 namespace Peregrine.Catalog;
 
@@ -13,14 +12,14 @@ internal sealed class EncodedVariants
         Brotli = brotli;
         Zstd = zstd;
         Gzip = gzip;
-        Available = (brotli is null ? ContentCodings.None : ContentCodings.Brotli)
-            | (zstd is null ? ContentCodings.None : ContentCodings.Zstd)
-            | (gzip is null ? ContentCodings.None : ContentCodings.Gzip);
+        Available = (brotli is null ? ContentCodingSet.None : ContentCodingSet.Brotli)
+            | (zstd is null ? ContentCodingSet.None : ContentCodingSet.Zstd)
+            | (gzip is null ? ContentCodingSet.None : ContentCodingSet.Gzip);
     }
 
     public static EncodedVariants None { get; } = new(null, null, null);
 
-    public ContentCodings Available { get; }
+    public ContentCodingSet Available { get; }
 
     public Representation? Brotli { get; }
 

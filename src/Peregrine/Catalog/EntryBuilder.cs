@@ -162,16 +162,16 @@ internal sealed class EntryBuilder
                 }
 
                 // In memory: the entry knows the file's path for a re-read; the representation needs none.
-                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.Compute(content), content, physicalPath: null);
+                identity = new Representation(ContentCoding.Identity, length, EntityTag.Compute(content), content, physicalPath: null);
             }
             else if (length <= _options.MaxHashedFileSize)
             {
                 using var stream = new FileStream(handle, FileAccess.Read, bufferSize: 0);
-                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.Compute(stream), content: null, file.Physical);
+                identity = new Representation(ContentCoding.Identity, length, EntityTag.Compute(stream), content: null, file.Physical);
             }
             else
             {
-                identity = new Representation(Select.ContentCoding.Identity, length, EntityTag.FromMetadata(length, lastWrite.Ticks), content: null, file.Physical);
+                identity = new Representation(ContentCoding.Identity, length, EntityTag.FromMetadata(length, lastWrite.Ticks), content: null, file.Physical);
             }
 
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);

@@ -1,5 +1,4 @@
 using Microsoft.Extensions.Primitives;
-using Peregrine.Select;
 
 namespace Peregrine.Catalog;
 

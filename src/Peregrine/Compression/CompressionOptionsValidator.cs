@@ -1,4 +1,5 @@
-using Peregrine.Select;
+using Peregrine.Negotiation;
+using Peregrine.Catalog;
 
 namespace Peregrine.Compression;
 

@@ -1,7 +1,7 @@
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Peregrine.Catalog;
-using Peregrine.Select;
+using Peregrine.Negotiation;
 
 // Compression: beside the index flow rather than in the request's. After each snapshot is
 // published (catalog), the compressor makes the encoded variants of its negotiable files in the

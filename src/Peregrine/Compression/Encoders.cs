@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Compression;
-using Peregrine.Select;
+using Peregrine.Negotiation;
+using Peregrine.Catalog;
 
 namespace Peregrine.Compression;
 

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Security.Cryptography;
 using Peregrine.Catalog;
-using Peregrine.Select;
+using Peregrine.Negotiation;
 
 namespace Peregrine.Compression;
 

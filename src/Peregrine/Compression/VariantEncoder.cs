@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using Microsoft.Extensions.Logging;
 using Peregrine.Catalog;
-using Peregrine.Select;
+using Peregrine.Negotiation;
 
 namespace Peregrine.Compression;
 

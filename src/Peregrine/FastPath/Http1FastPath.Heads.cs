@@ -9,8 +9,8 @@ using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 using Peregrine.Diagnostics;
-using Peregrine.Preconditions;
-using Peregrine.Select;
+using Peregrine.Conditional;
+using Peregrine.Negotiation;
 
 namespace Peregrine.FastPath;
 

@@ -2,8 +2,8 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Text;
 using Microsoft.AspNetCore.Http;
-using Peregrine.Preconditions;
-using Peregrine.Select;
+using Peregrine.Conditional;
+using Peregrine.Negotiation;
 using Peregrine.Catalog;
 
 namespace Peregrine.FastPath;
@@ -59,7 +59,7 @@ internal sealed partial class Http1FastPath
 
         Span<char> tags = stackalloc char[request.IfNoneMatch.Length];
         Ascii.ToUtf16(request.IfNoneMatch, tags, out _);
-        if (!Preconditions.Preconditions.TryEvaluateRevalidation(tags, request.IfModifiedSince, representation.ETag, entry.LastModifiedHeader, out var precondition))
+        if (!ConditionalRequest.TryEvaluateRevalidation(tags, request.IfModifiedSince, representation.ETag, entry.LastModifiedHeader, out var precondition))
         {
             return false;
         }

@@ -2,7 +2,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 using Peregrine.FastPath;
-using Peregrine.Select;
+using Peregrine.Negotiation;
 
 namespace Peregrine.Tests.Catalog;
 

@@ -1,6 +1,6 @@
 using Peregrine.Catalog;
 using Peregrine.Compression;
-using Peregrine.Select;
+using Peregrine.Negotiation;
 using static Peregrine.Tests.Compression.CompressionHarness;
 
 namespace Peregrine.Tests.Compression;
@@ -17,7 +17,7 @@ public sealed class CompressionCacheTests : IDisposable
         var entry = await _harness.IndexAndCompress("/index.html", new MemoryBudget(0));
 
         Assert.NotNull(entry.Encoded);
-        Assert.Equal(ContentCodings.None, entry.Encoded.Available);
+        Assert.Equal(ContentCodingSet.None, entry.Encoded.Available);
     }
 
     [Fact]
@@ -99,7 +99,7 @@ public sealed class CompressionCacheTests : IDisposable
         using var secondRun = await _harness.CompressAll(second);
 
         Assert.Equal(0, secondRun.Compressions);
-        Assert.Equal(ContentCodings.None, _harness.Find(second, "/noise.txt").Encoded!.Available);
+        Assert.Equal(ContentCodingSet.None, _harness.Find(second, "/noise.txt").Encoded!.Available);
     }
 
     [Theory]

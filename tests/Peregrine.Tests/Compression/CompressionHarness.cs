@@ -4,7 +4,7 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Peregrine.Catalog;
 using Peregrine.Compression;
-using Peregrine.Select;
+using Peregrine.Negotiation;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Compression;

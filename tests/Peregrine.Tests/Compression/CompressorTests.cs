@@ -1,6 +1,6 @@
 using Peregrine.Catalog;
 using Peregrine.Compression;
-using Peregrine.Select;
+using Peregrine.Negotiation;
 using static Peregrine.Tests.Compression.CompressionHarness;
 
 namespace Peregrine.Tests.Compression;
@@ -35,7 +35,7 @@ public sealed class CompressorTests : IDisposable
 
         var entry = await _harness.IndexAndCompress("/app.js");
 
-        var expected = ContentCodings.Brotli | ContentCodings.Gzip | (Zstd.IsAvailable ? ContentCodings.Zstd : ContentCodings.None);
+        var expected = ContentCodingSet.Brotli | ContentCodingSet.Gzip | (Zstd.IsAvailable ? ContentCodingSet.Zstd : ContentCodingSet.None);
         Assert.Equal(expected, entry.Encoded!.Available);
     }
 
@@ -129,7 +129,7 @@ public sealed class CompressorTests : IDisposable
         var entry = await _harness.IndexAndCompress("/noise.txt");
 
         Assert.NotNull(entry.Encoded);
-        Assert.Equal(ContentCodings.None, entry.Encoded.Available);
+        Assert.Equal(ContentCodingSet.None, entry.Encoded.Available);
     }
 
     [Fact]
@@ -139,7 +139,7 @@ public sealed class CompressorTests : IDisposable
 
         var entry = await _harness.IndexAndCompress("/tiny.txt");
 
-        Assert.Equal(ContentCodings.None, entry.Encoded!.Available);
+        Assert.Equal(ContentCodingSet.None, entry.Encoded!.Available);
     }
 
     // Saving at least 64 bytes and at least 5% of the file, both inclusive.
@@ -182,7 +182,7 @@ public sealed class CompressorTests : IDisposable
 
         using var compressor = await _harness.CompressAll(snapshot);
 
-        Assert.Equal(ContentCodings.None, _harness.Find(snapshot, "/index.html").Encoded!.Available);
+        Assert.Equal(ContentCodingSet.None, _harness.Find(snapshot, "/index.html").Encoded!.Available);
         Assert.Equal(0, compressor.Compressions);
     }
 
@@ -196,7 +196,7 @@ public sealed class CompressorTests : IDisposable
 
         using var compressor = await _harness.CompressAll(snapshot);
 
-        Assert.Equal(ContentCodings.None, _harness.Find(snapshot, "/index.html").Encoded!.Available);
+        Assert.Equal(ContentCodingSet.None, _harness.Find(snapshot, "/index.html").Encoded!.Available);
         Assert.Equal(1, compressor.FilesProcessed);
     }
 
@@ -209,7 +209,7 @@ public sealed class CompressorTests : IDisposable
 
         var entry = await _harness.IndexAndCompress("/index.html");
 
-        Assert.Equal(ContentCodings.None, entry.Encoded!.Available);
+        Assert.Equal(ContentCodingSet.None, entry.Encoded!.Available);
     }
 
     [Fact]

@@ -3,7 +3,7 @@ using System.IO.Compression;
 using System.Runtime.Versioning;
 using Peregrine.Catalog;
 using Peregrine.Compression;
-using Peregrine.Select;
+using Peregrine.Negotiation;
 using static Peregrine.Tests.Compression.CompressionHarness;
 
 namespace Peregrine.Tests.Compression;
@@ -44,7 +44,7 @@ public sealed class HostileSidecarTests : IDisposable
         var elapsed = await TimeToIdle(compressor, entry);
 
         Assert.True(elapsed < s_bound, $"took {elapsed.TotalMilliseconds} ms");
-        Assert.Equal(ContentCodings.None, entry.Encoded!.Available);
+        Assert.Equal(ContentCodingSet.None, entry.Encoded!.Available);
         Assert.Contains(_harness.Logger.Events, e => e.EventId == 25 && e.Message.Contains("decodes to more bytes than the file holds", StringComparison.Ordinal));
     }
 

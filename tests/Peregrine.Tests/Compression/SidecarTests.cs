@@ -1,6 +1,6 @@
 using Peregrine.Catalog;
 using Peregrine.Compression;
-using Peregrine.Select;
+using Peregrine.Negotiation;
 using static Peregrine.Tests.Compression.CompressionHarness;
 
 namespace Peregrine.Tests.Compression;
@@ -144,7 +144,7 @@ public sealed class SidecarTests : IDisposable
 
         var entry = await _harness.IndexAndCompress("/noise.txt");
 
-        Assert.Equal(ContentCodings.None, entry.Encoded!.Available);
+        Assert.Equal(ContentCodingSet.None, entry.Encoded!.Available);
     }
 
     public void Dispose() => _harness.Dispose();

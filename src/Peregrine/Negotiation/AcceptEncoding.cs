@@ -1,26 +1,8 @@
 using System.Buffers;
 using Microsoft.Extensions.Primitives;
+using Peregrine.Catalog;
 
-namespace Peregrine.Select;
-
-/// <summary>The encoded variants that exist for one resource, beside its identity representation.</summary>
-[Flags]
-internal enum ContentCodings : byte
-{
-    None = 0,
-    Brotli = 1,
-    Zstd = 2,
-    Gzip = 4,
-}
-
-/// <summary>The representation chosen for one response.</summary>
-internal enum ContentCoding : byte
-{
-    Identity = 0,
-    Brotli = 1,
-    Zstd = 2,
-    Gzip = 3,
-}
+namespace Peregrine.Negotiation;
 
 /// <summary>
 /// Proactive negotiation of the content coding from Accept-Encoding (RFC 9110 §12.5.3).
@@ -87,7 +69,7 @@ internal static class AcceptEncoding
     /// <returns>False when nothing available is acceptable: identity is refused and no available
     /// coding has a non-zero weight. The caller then decides between 406 and sending identity anyway
     /// (§12.5.3 allows both).</returns>
-    public static bool TrySelect(StringValues acceptEncoding, ContentCodings available, out ContentCoding coding)
+    public static bool TrySelect(StringValues acceptEncoding, ContentCodingSet available, out ContentCoding coding)
     {
         if (acceptEncoding.Count == 0)
         {
@@ -108,7 +90,7 @@ internal static class AcceptEncoding
     }
 
     /// <summary>The same choice for one field value given as characters (the HTTP/1.1 fast path's form).</summary>
-    public static bool TrySelect(ReadOnlySpan<char> acceptEncoding, ContentCodings available, out ContentCoding coding)
+    public static bool TrySelect(ReadOnlySpan<char> acceptEncoding, ContentCodingSet available, out ContentCoding coding)
     {
         Span<int> weights = stackalloc int[SlotCount];
         weights.Fill(NotListed);
@@ -116,7 +98,7 @@ internal static class AcceptEncoding
         return Choose(weights, available, out coding);
     }
 
-    private static bool Choose(ReadOnlySpan<int> weights, ContentCodings available, out ContentCoding coding)
+    private static bool Choose(ReadOnlySpan<int> weights, ContentCodingSet available, out ContentCoding coding)
     {
         // §12.5.3: "*" matches any coding not explicitly listed; a coding neither listed nor covered
         // by "*" is not acceptable. Codings are visited in server preference order and replaced only
@@ -124,9 +106,9 @@ internal static class AcceptEncoding
         var any = weights[AnySlot];
         var best = 0;
         coding = ContentCoding.Identity;
-        Consider(available, ContentCodings.Brotli, ContentCoding.Brotli, weights[BrotliSlot], any, ref best, ref coding);
-        Consider(available, ContentCodings.Zstd, ContentCoding.Zstd, weights[ZstdSlot], any, ref best, ref coding);
-        Consider(available, ContentCodings.Gzip, ContentCoding.Gzip, weights[GzipSlot], any, ref best, ref coding);
+        Consider(available, ContentCodingSet.Brotli, ContentCoding.Brotli, weights[BrotliSlot], any, ref best, ref coding);
+        Consider(available, ContentCodingSet.Zstd, ContentCoding.Zstd, weights[ZstdSlot], any, ref best, ref coding);
+        Consider(available, ContentCodingSet.Gzip, ContentCoding.Gzip, weights[GzipSlot], any, ref best, ref coding);
 
         // §12.5.3: identity is acceptable unless excluded by "identity;q=0", or by "*;q=0" without a
         // more specific entry for identity.
@@ -143,7 +125,7 @@ internal static class AcceptEncoding
     }
 
     private static void Consider(
-        ContentCodings available, ContentCodings variant, ContentCoding candidate, int listed, int any, ref int best, ref ContentCoding coding)
+        ContentCodingSet available, ContentCodingSet variant, ContentCoding candidate, int listed, int any, ref int best, ref ContentCoding coding)
     {
         if ((available & variant) == 0)
         {

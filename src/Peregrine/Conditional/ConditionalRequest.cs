@@ -2,7 +2,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
 
-namespace Peregrine.Preconditions;
+namespace Peregrine.Conditional;
 
 internal enum PreconditionResult : byte
 {
@@ -21,7 +21,7 @@ internal enum PreconditionResult : byte
 /// Allocation-free: entity-tag lists are scanned in place, and the common case of a client
 /// echoing our own validator is an ordinal string comparison.
 /// </summary>
-internal static class Preconditions
+internal static class ConditionalRequest
 {
     public static PreconditionResult Evaluate(IHeaderDictionary request, StringValues etag, StringValues lastModifiedHeader, DateTimeOffset lastModified)
     {

@@ -1,8 +1,9 @@
 using System.Text;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Select;
+using Peregrine.Negotiation;
+using Peregrine.Catalog;
 
-namespace Peregrine.Tests.Select;
+namespace Peregrine.Tests.Negotiation;
 
 public sealed class AcceptEncodingTests
 {
@@ -111,7 +112,7 @@ public sealed class AcceptEncodingTests
     [Fact]
     public void TrySelect_NoHeader_ChoosesIdentity()
     {
-        var accepted = AcceptEncoding.TrySelect(StringValues.Empty, ContentCodings.Brotli | ContentCodings.Gzip, out var coding);
+        var accepted = AcceptEncoding.TrySelect(StringValues.Empty, ContentCodingSet.Brotli | ContentCodingSet.Gzip, out var coding);
 
         Assert.True(accepted);
         Assert.Equal(ContentCoding.Identity, coding);
@@ -134,7 +135,7 @@ public sealed class AcceptEncodingTests
             .Append(suffix)
             .ToString();
 
-        var accepted = AcceptEncoding.TrySelect(new StringValues(header), ContentCodings.Brotli | ContentCodings.Gzip, out var coding);
+        var accepted = AcceptEncoding.TrySelect(new StringValues(header), ContentCodingSet.Brotli | ContentCodingSet.Gzip, out var coding);
 
         Assert.Equal(expected, accepted ? Name(coding) : "none");
     }
@@ -144,7 +145,7 @@ public sealed class AcceptEncodingTests
     {
         var header = "br;q=0." + new string('0', 1000) + "1, gzip;q=0.5";
 
-        AcceptEncoding.TrySelect(new StringValues(header), ContentCodings.Brotli | ContentCodings.Gzip, out var coding);
+        AcceptEncoding.TrySelect(new StringValues(header), ContentCodingSet.Brotli | ContentCodingSet.Gzip, out var coding);
 
         Assert.Equal(ContentCoding.Gzip, coding);
     }
@@ -161,7 +162,7 @@ public sealed class AcceptEncodingTests
             new(string.Empty),
             StringValues.Empty,
         ];
-        const ContentCodings all = ContentCodings.Brotli | ContentCodings.Zstd | ContentCodings.Gzip;
+        const ContentCodingSet all = ContentCodingSet.Brotli | ContentCodingSet.Zstd | ContentCodingSet.Gzip;
         var sink = 0;
         foreach (var header in headers)
         {
@@ -182,16 +183,16 @@ public sealed class AcceptEncodingTests
         Assert.NotEqual(0, sink);
     }
 
-    private static ContentCodings Available(string names)
+    private static ContentCodingSet Available(string names)
     {
-        var available = ContentCodings.None;
+        var available = ContentCodingSet.None;
         foreach (var name in names.Split(' ', StringSplitOptions.RemoveEmptyEntries))
         {
             available |= name switch
             {
-                "br" => ContentCodings.Brotli,
-                "zstd" => ContentCodings.Zstd,
-                "gzip" => ContentCodings.Gzip,
+                "br" => ContentCodingSet.Brotli,
+                "zstd" => ContentCodingSet.Zstd,
+                "gzip" => ContentCodingSet.Gzip,
                 _ => throw new ArgumentException($"Unknown coding {name} in a test table.", nameof(names)),
             };
         }

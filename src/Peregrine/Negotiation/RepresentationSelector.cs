@@ -1,7 +1,7 @@
 using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 
-namespace Peregrine.Select;
+namespace Peregrine.Negotiation;
 
 /// <summary>
 /// Which representation of an entry a request gets (RFC 9110 §12.5.3), for both senders: the
@@ -26,5 +26,5 @@ internal static class RepresentationSelector
     public static bool HasChoice(CatalogEntry entry) => Encoded(entry) is not null;
 
     private static EncodedVariants? Encoded(CatalogEntry entry)
-        => entry.Negotiable && entry.Encoded is { Available: not ContentCodings.None } encoded ? encoded : null;
+        => entry.Negotiable && entry.Encoded is { Available: not ContentCodingSet.None } encoded ? encoded : null;
 }
