@@ -4,6 +4,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
 using Peregrine.Catalog;
+using Peregrine.Conditional;
 using Peregrine.Ranges;
 using Peregrine.Send;
 
@@ -28,7 +29,7 @@ internal sealed partial class PeregrineMiddleware
 
         Span<ByteRange> ranges = stackalloc ByteRange[RangeParser.MaxRanges];
         var count = 0;
-        var outcome = IfRangeHolds(request.Headers.IfRange, representation, entry)
+        var outcome = ConditionalRequest.IfRangeHolds(request.Headers.IfRange, representation.ETag, entry.LastModified)
             ? RangeParser.Parse(rangeHeader, length, ranges, out count)
             : RangeOutcome.Ignore;
 
@@ -74,41 +75,6 @@ internal sealed partial class PeregrineMiddleware
                     ? WriteAsync(response, whole)
                     : SendFromDiskAsync(context, entry, representation, 0, length);
         }
-    }
-
-    /// <summary>
-    /// RFC 9110 §13.1.5: a Range is honoured only if If-Range, when present, still names the
-    /// representation: an entity-tag by strong comparison, or a date equal to Last-Modified.
-    /// Otherwise the whole representation is sent.
-    /// </summary>
-    private static bool IfRangeHolds(StringValues ifRange, Representation representation, CatalogEntry entry)
-    {
-        if (ifRange.Count == 0)
-        {
-            return true;
-        }
-
-        if (ifRange.Count > 1)
-        {
-            return false;
-        }
-
-        var value = ifRange[0].AsSpan().Trim();
-        if (value.StartsWith("W/", StringComparison.Ordinal))
-        {
-            // A weak tag never matches strongly.
-            return false;
-        }
-
-        if (value.Length > 0 && value[0] == '"')
-        {
-            return value.SequenceEqual(representation.ETag.ToString());
-        }
-
-        // §13.1.5: a date matches only when it is exactly Last-Modified. Our Last-Modified is
-        // the file's mtime rounded down to the second, and the ETag is the strong validator, so
-        // an exact date match is the most that can be trusted.
-        return HeaderUtilities.TryParseDate(ifRange[0], out var date) && date == entry.LastModified;
     }
 
     private static string ContentRange(ByteRange range, long length)

@@ -74,6 +74,41 @@ internal static class ConditionalRequest
     }
 
     /// <summary>
+    /// RFC 9110 §13.1.5: a Range is honoured only if If-Range, when present, still names the
+    /// representation: an entity-tag by strong comparison, or a date equal to Last-Modified.
+    /// Otherwise the whole representation is sent.
+    /// </summary>
+    public static bool IfRangeHolds(StringValues ifRange, StringValues etag, DateTimeOffset lastModified)
+    {
+        if (ifRange.Count == 0)
+        {
+            return true;
+        }
+
+        if (ifRange.Count > 1)
+        {
+            return false;
+        }
+
+        var value = ifRange[0].AsSpan().Trim();
+        if (value.StartsWith("W/", StringComparison.Ordinal))
+        {
+            // A weak tag never matches strongly.
+            return false;
+        }
+
+        if (value.Length > 0 && value[0] == '"')
+        {
+            return value.SequenceEqual(etag.ToString());
+        }
+
+        // §13.1.5: a date matches only when it is exactly Last-Modified. Our Last-Modified is
+        // the file's mtime rounded down to the second, and the ETag is the strong validator, so
+        // an exact date match is the most that can be trusted.
+        return HeaderUtilities.TryParseDate(ifRange[0], out var date) && date == lastModified;
+    }
+
+    /// <summary>
     /// Steps 3 and 4 of <see cref="Evaluate"/> for a request whose only preconditions are one
     /// If-None-Match line and one If-Modified-Since line (empty when absent), as the HTTP/1.1
     /// fast path reads them; it hands any other precondition to <see cref="Evaluate"/>. Returns
