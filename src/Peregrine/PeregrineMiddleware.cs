@@ -67,11 +67,11 @@ internal sealed partial class PeregrineMiddleware
         if (!snapshot.TryFind(key, out var entry))
         {
             return _spaFallback is not null && IsNavigation(context.Request, key) && snapshot.TryFind(_spaFallback, out var fallback)
-                ? Serve(context, fallback, s_noCache)
+                ? Serve(context, fallback, cacheControlOverride: s_noCache)
                 : _next(context);
         }
 
-        return Serve(context, entry, entry.CacheControl);
+        return Serve(context, entry);
     }
 
     /// <summary>
@@ -147,7 +147,8 @@ internal sealed partial class PeregrineMiddleware
         await Invoke(context);
     }
 
-    private Task Serve(HttpContext context, CatalogEntry entry, StringValues cacheControl)
+    // cacheControlOverride: Cache-Control for this request instead of the entry's (an SPA fallback's).
+    private Task Serve(HttpContext context, CatalogEntry entry, StringValues cacheControlOverride = default)
     {
         var request = context.Request;
         var response = context.Response;
@@ -183,7 +184,7 @@ internal sealed partial class PeregrineMiddleware
         var headers = response.Headers;
         var representation = RepresentationSelector.Select(entry, request.Headers.AcceptEncoding);
         var described = FileResponse.For(entry, representation, _headers);
-        described.WriteEntity(headers, cacheControl);
+        described.WriteEntity(headers, cacheControlOverride);
         if (_headers.Cors.VariesByOrigin)
         {
             _headers.Cors.AddResponseHeaders(request, headers);

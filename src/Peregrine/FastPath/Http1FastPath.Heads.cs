@@ -1,16 +1,5 @@
 using System.Buffers;
 using System.IO.Pipelines;
-using System.Text;
-using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Connections.Features;
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
-using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
-using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
-using Peregrine.Diagnostics;
-using Peregrine.Conditional;
-using Peregrine.Negotiation;
 
 namespace Peregrine.FastPath;
 
@@ -30,7 +19,7 @@ internal sealed partial class Http1FastPath
     /// <summary>Answers every complete request in <paramref name="buffer"/> (pipelining), leaving it at the first one not answered.</summary>
     private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output)
     {
-        var limits = new HeadLimits(_limits);
+        var limits = _headLimits;
         long written = 0;
         while (!buffer.IsEmpty)
         {

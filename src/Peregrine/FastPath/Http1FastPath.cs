@@ -1,16 +1,11 @@
 using System.Buffers;
 using System.IO.Pipelines;
-using System.Text;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
-using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
-using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 using Peregrine.Diagnostics;
-using Peregrine.Conditional;
-using Peregrine.Negotiation;
 
 namespace Peregrine.FastPath;
 
@@ -48,12 +43,12 @@ internal sealed partial class Http1FastPath
     private readonly TimeSpan _headersTimeout;
     private readonly MinDataRate? _minResponseDataRate;
 
-    /// <summary>Kestrel's limits for this server: a request beyond them is Kestrel's to refuse.</summary>
-    private readonly KestrelServerLimits _limits;
+    /// <summary>Kestrel's limits for this server, as the fast path applies them: a request beyond them is Kestrel's to refuse.</summary>
+    private readonly HeadLimits _headLimits;
 
     public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader)
     {
-        _limits = limits;
+        _headLimits = new HeadLimits(limits);
         _keepAliveTimeout = limits.KeepAliveTimeout;
         _headersTimeout = limits.RequestHeadersTimeout;
         _minResponseDataRate = limits.MinResponseDataRate;

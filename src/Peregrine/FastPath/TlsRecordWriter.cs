@@ -56,9 +56,13 @@ internal sealed class TlsRecordWriter : PipeWriter
             return current;
         }
 
-        if (_current is not null)
+        if (_current is not null && _written != 0)
         {
             _full.Add((_current, _written));
+        }
+        else if (_current is not null)
+        {
+            ArrayPool<byte>.Shared.Return(_current);
         }
 
         _written = 0;
@@ -77,53 +81,44 @@ internal sealed class TlsRecordWriter : PipeWriter
             return default;
         }
 
-        if (_full.Count == 0)
+        var token = Token(cancellationToken);
+        if (_full.Count != 0)
         {
-            // The common case, one buffer: no list to walk.
-            var pending = _stream.WriteAsync(_current.AsMemory(0, _written), Token(cancellationToken));
-            if (pending.IsCompletedSuccessfully)
-            {
-                Reset();
-                return default;
-            }
-
-            return AwaitWriteAsync(pending);
+            return WriteAllAsync(default, token);
         }
 
-        return WriteAllAsync(cancellationToken);
-    }
-
-    private async ValueTask<FlushResult> AwaitWriteAsync(ValueTask pending)
-    {
-        _flushing = true;
-        try
+        // The common case, one buffer: written without an async state machine when the write
+        // completes at once.
+        var pending = _stream.WriteAsync(_current.AsMemory(0, _written), token);
+        if (pending.IsCompletedSuccessfully)
         {
-            await pending;
             Reset();
             return default;
         }
-        catch (OperationCanceledException)
-        {
-            return Broken();
-        }
-        finally
-        {
-            _flushing = false;
-        }
+
+        return WriteAllAsync(pending, token);
     }
 
-    private async ValueTask<FlushResult> WriteAllAsync(CancellationToken cancellationToken)
+    /// <summary>Awaits <paramref name="current"/>, the only buffer's write already under way, or else writes every buffer in order.</summary>
+    private async ValueTask<FlushResult> WriteAllAsync(ValueTask current, CancellationToken token)
     {
         _flushing = true;
         try
         {
-            var token = Token(cancellationToken);
-            foreach (var (array, length) in _full)
+            if (_full.Count == 0)
             {
-                await _stream.WriteAsync(array.AsMemory(0, length), token);
+                await current;
+            }
+            else
+            {
+                foreach (var (array, length) in _full)
+                {
+                    await _stream.WriteAsync(array.AsMemory(0, length), token);
+                }
+
+                await _stream.WriteAsync(_current.AsMemory(0, _written), token);
             }
 
-            await _stream.WriteAsync(_current.AsMemory(0, _written), token);
             Reset();
             return default;
         }
@@ -171,18 +166,7 @@ internal sealed class TlsRecordWriter : PipeWriter
     /// <summary>Returns the buffers; the stream stays open for Kestrel.</summary>
     public override void Complete(Exception? exception = null)
     {
-        foreach (var (array, _) in _full)
-        {
-            ArrayPool<byte>.Shared.Return(array);
-        }
-
-        _full.Clear();
-        if (_current is not null)
-        {
-            ArrayPool<byte>.Shared.Return(_current);
-            _current = null;
-        }
-
+        Reset();
         _cancel?.Dispose();
         _cancel = null;
     }
