@@ -2,6 +2,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 using Peregrine.Listing;
+using Peregrine.Send;
 
 namespace Peregrine;
 
@@ -41,7 +42,7 @@ internal sealed partial class PeregrineMiddleware
         headers.XContentTypeOptions = "nosniff";
         response.ContentLength = body.Length;
         _metrics.Served(StatusCodes.Status200OK, isHead ? 0 : body.Length, fromMemory: true, 0);
-        return isHead ? Task.CompletedTask : WriteAsync(response, body);
+        return isHead ? Task.CompletedTask : BodySender.WriteAsync(response, body);
     }
 
     private static bool WantsJson(StringValues accept)

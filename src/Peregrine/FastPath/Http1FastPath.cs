@@ -25,8 +25,9 @@ internal sealed partial class Http1FastPath
     // Pipelined requests are answered into the connection's pipe until this many bytes wait
     // there, then flushed before the next is answered: a client that pipelines thousands of
     // requests for a 1 MB file gets them as fast as it reads, and the server holds at most one
-    // batch, not every response at once. A body is written whole (in pieces with a flush each,
-    // 417 KB measured 0.69-0.76x: bench/RESULTS.md, "The HTTP/1.1 fast path").
+    // batch, not every response at once. A body is written whole: in pieces with a flush after
+    // each, large bodies were slower (bench/RESULTS.md, "The HTTP/1.1 fast path: before and
+    // after", has the figures).
     private const int FlushThreshold = 64 * 1024;
 
     // Beyond this a send deadline is no deadline (and TimeSpan would overflow): about 31 years.

@@ -2,7 +2,7 @@ using Peregrine.Catalog;
 using Peregrine.Listing;
 using static Peregrine.Tests.Listing.ListingFixtures;
 
-namespace Peregrine.Tests.Listing;
+namespace Peregrine.Tests.Catalog;
 
 public sealed class SortedViewsTests
 {

@@ -1,0 +1,265 @@
+using System.Buffers;
+using System.Globalization;
+using System.Runtime.CompilerServices;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Primitives;
+using Peregrine.Catalog;
+using Peregrine.Diagnostics;
+using Peregrine.Ranges;
+
+// Send: the last stage of the flow. A request runs catalog -> negotiation -> conditional ->
+// ranges -> send, and by the time it gets here the entry, the representation, its header fields
+// (FileResponse) and, for a 206, the ranges are chosen; this stage writes the framing and the body
+// and counts the response. Bytes held in memory are copied into Kestrel's output without an await
+// (BodySender.WriteAsync). Bytes on disk are read straight into the response's buffers
+// (FileSender) from a file opened, and checked against the indexed length and time, before any
+// header goes out. A file that changed since the index is served as it is now, read whole
+// (FreshVersion), or answered with a 503; one that changes while it is sent has its response
+// aborted (ResponseAborter), never completed with bytes its headers do not describe.
+
+namespace Peregrine.Send;
+
+/// <summary>
+/// Sends a file response's body for the middleware: the whole representation (200), one range
+/// (206) or several (206, multipart/byteranges), from memory or from disk. Made once per
+/// middleware; nothing here allocates on the in-memory path.
+/// </summary>
+internal sealed class BodySender
+{
+    // One boundary for the process: it only has to be absent from the parts' own lines, which
+    // are ours, and 32 random alphanumerics make a collision with file bytes irrelevant.
+    private static readonly string s_boundary = MultipartByteRanges.NewBoundary();
+    private static readonly StringValues s_multipartContentType = MultipartByteRanges.ContentType(s_boundary);
+
+    // Bodies up to this size are copied into Kestrel's output before it flushes; it bounds what
+    // one request can buffer without back-pressure.
+    private const int UnflushedWriteLimit = 64 * 1024;
+
+    // Large enough for any page or asset, small enough that a burst of such reads stays cheap.
+    private const int FreshReadLimit = 8 * 1024 * 1024;
+
+    private readonly RequestDelegate _next;
+    private readonly FileCatalog _catalog;
+    private readonly ConfiguredHeaders _headers;
+    private readonly PeregrineMetrics _metrics;
+    private readonly ILogger _logger;
+
+    // next answers a file deleted since the index, as the next index will.
+    public BodySender(RequestDelegate next, FileCatalog catalog, PeregrineMetrics metrics, ILogger logger)
+    {
+        _next = next;
+        _catalog = catalog;
+        _headers = catalog.Headers;
+        _metrics = metrics;
+        _logger = logger;
+    }
+
+    /// <summary>200 with the whole representation; for HEAD, the fields without the body.</summary>
+    // Inlined into the middleware's Serve, so the 200 answer costs what it did as Serve's own code.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public Task SendWhole(HttpContext context, CatalogEntry entry, Representation representation, FileResponse described, bool isHead)
+    {
+        var response = context.Response;
+        described.WriteContent(response.Headers);
+        response.ContentLength = representation.Length;
+        var content = representation.Content;
+        _metrics.Served(StatusCodes.Status200OK, isHead ? 0 : representation.Length, content is not null, Saved(entry, representation));
+        if (isHead)
+        {
+            return Task.CompletedTask;
+        }
+
+        if (content is not null)
+        {
+            return WriteAsync(response, content);
+        }
+
+        return SendFromDiskAsync(context, entry, representation, 0, representation.Length);
+    }
+
+    /// <summary>206 with one range (RFC 9110 §14.4): Content-Range names it and the whole length.</summary>
+    public Task SendRange(HttpContext context, CatalogEntry entry, Representation representation, FileResponse described, ByteRange single)
+    {
+        var response = context.Response;
+        var headers = response.Headers;
+        response.StatusCode = StatusCodes.Status206PartialContent;
+        described.WriteContent(headers);
+        headers.ContentRange = ContentRange(single, representation.Length);
+        response.ContentLength = single.Length;
+        _metrics.Served(StatusCodes.Status206PartialContent, single.Length, representation.Content is not null, 0);
+        return representation.Content is { } content
+            ? WriteAsync(response, content.AsMemory((int)single.Start, (int)single.Length))
+            : SendFromDiskAsync(context, entry, representation, single.Start, single.Length);
+    }
+
+    /// <summary>206 with several ranges, as multipart/byteranges.</summary>
+    public Task SendMultipart(HttpContext context, CatalogEntry entry, Representation representation, FileResponse described, ReadOnlySpan<ByteRange> ranges)
+    {
+        // §14.6: several ranges go as multipart/byteranges; each part names its range and
+        // the representation's type, and the coding applies to every part.
+        var response = context.Response;
+        var headers = response.Headers;
+        var selected = ranges.ToArray();
+        var partType = entry.ContentType.ToString();
+        response.StatusCode = StatusCodes.Status206PartialContent;
+        described.WriteContent(headers);
+        headers.ContentType = s_multipartContentType;
+        response.ContentLength = MultipartByteRanges.ComputeLength(selected, representation.Length, partType, s_boundary);
+        _metrics.Served(StatusCodes.Status206PartialContent, response.ContentLength.Value, representation.Content is not null, 0);
+        return SendMultipartAsync(context, entry, representation, selected, partType);
+    }
+
+    /// <summary>
+    /// Writes bytes held in memory. Up to <see cref="UnflushedWriteLimit"/> the write completes
+    /// synchronously and returns <see cref="Task.CompletedTask"/>: no await, no state machine.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static Task WriteAsync(HttpResponse response, ReadOnlyMemory<byte> content)
+    {
+        if (content.Length <= UnflushedWriteLimit)
+        {
+            // Left for Kestrel to flush when the response ends: headers, body and, over HTTP/2,
+            // END_STREAM on the last DATA frame go out in one write (a flush here made HTTP/2
+            // send an empty DATA frame of its own, one more TLS record and send per response).
+            response.BodyWriter.Write(content.Span);
+            return Task.CompletedTask;
+        }
+
+        // Larger bodies are flushed as written, so that the client's pace holds them back.
+        var pending = response.BodyWriter.WriteAsync(content);
+        return pending.IsCompletedSuccessfully ? Task.CompletedTask : pending.AsTask();
+    }
+
+    private static long Saved(CatalogEntry entry, Representation representation)
+        => ReferenceEquals(representation, entry.Identity) ? 0 : entry.Identity.Length - representation.Length;
+
+    private static string ContentRange(ByteRange range, long length)
+        => string.Create(CultureInfo.InvariantCulture, $"bytes {range.Start}-{range.Last}/{length}");
+
+    private async Task SendFromDiskAsync(HttpContext context, CatalogEntry entry, Representation representation, long offset, long count)
+    {
+        var expectedTicks = ExpectedLastWrite(entry, representation);
+        using var handle = FileSender.TryOpen(representation.PhysicalPath!, representation.Length, expectedTicks);
+        if (handle is null)
+        {
+            // The file is not the indexed version any more (or is gone) and nothing has been
+            // sent. The watcher is re-indexing it; meanwhile the current version is served
+            // whole if it is small enough to hold, and otherwise the answer is a plain 503
+            // rather than bytes the headers do not describe.
+            await ServeCurrentVersionAsync(context, entry);
+            return;
+        }
+
+        try
+        {
+            if (!await FileSender.CopyAsync(context, handle, offset, count, representation.Length, expectedTicks))
+            {
+                PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
+                ResponseAborter.Abort(context);
+            }
+        }
+        catch (OperationCanceledException) when (context.RequestAborted.IsCancellationRequested)
+        {
+            // The client went away; there is no one left to answer.
+        }
+    }
+
+    private async Task SendMultipartAsync(HttpContext context, CatalogEntry entry, Representation representation, ByteRange[] ranges, string partType)
+    {
+        var writer = context.Response.BodyWriter;
+        var headerSize = MultipartByteRanges.MaxPartHeaderLength(partType, s_boundary);
+        var expectedTicks = ExpectedLastWrite(entry, representation);
+        using var handle = representation.Content is null
+            ? FileSender.TryOpen(representation.PhysicalPath!, representation.Length, expectedTicks)
+            : null;
+        if (representation.Content is null && handle is null)
+        {
+            await ServeCurrentVersionAsync(context, entry);
+            return;
+        }
+
+        for (var i = 0; i < ranges.Length; i++)
+        {
+            var range = ranges[i];
+            var written = MultipartByteRanges.WritePartHeader(writer.GetSpan(headerSize), i == 0, range, representation.Length, partType, s_boundary);
+            writer.Advance(written);
+            if (representation.Content is { } content)
+            {
+                await writer.WriteAsync(content.AsMemory((int)range.Start, (int)range.Length), context.RequestAborted);
+            }
+            else if (!await FileSender.CopyAsync(context, handle!, range.Start, range.Length, representation.Length, expectedTicks))
+            {
+                PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
+                ResponseAborter.Abort(context);
+                return;
+            }
+        }
+
+        var closing = MultipartByteRanges.WriteClosing(writer.GetSpan(headerSize), s_boundary);
+        writer.Advance(closing);
+        await writer.FlushAsync(context.RequestAborted);
+    }
+
+    /// <summary>The identity file must keep its indexed mtime; sidecar and cache files are checked by length.</summary>
+    private static long? ExpectedLastWrite(CatalogEntry entry, Representation representation)
+        => ReferenceEquals(representation, entry.Identity) ? entry.LastWriteTicks : null;
+
+    /// <summary>
+    /// Serves the file as it is now, not as indexed: read whole into memory and hashed, so the
+    /// body and its ETag, length and date describe one version. Only for the moments between a
+    /// change and its re-index, and only for files up to <see cref="FreshReadLimit"/>.
+    /// </summary>
+    private async Task ServeCurrentVersionAsync(HttpContext context, CatalogEntry entry)
+    {
+        _catalog.RequestRefresh();
+        var fresh = FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, out var missing);
+        if (missing)
+        {
+            // Deleted since the index: answer as the next index will.
+            context.Response.Clear();
+            await _next(context);
+            return;
+        }
+
+        if (fresh is null)
+        {
+            FileNotAsIndexed(context, entry);
+            return;
+        }
+
+        var response = context.Response;
+        var headers = response.Headers;
+
+        // The Cache-Control chosen for this request (an SPA fallback's no-cache, say) survives
+        // the clear. The fields are the identity representation's, with this version's validators.
+        var cacheControl = headers.CacheControl;
+        response.Clear();
+        var described = FileResponse.For(entry, entry.Identity, _headers);
+        described.WriteEntity(headers, cacheControl);
+        headers.ETag = fresh.ETag;
+        headers.LastModified = fresh.LastModified.ToString("r");
+        if (_headers.Cors.VariesByOrigin)
+        {
+            _headers.Cors.AddResponseHeaders(context.Request, headers);
+        }
+
+        described.WriteContent(headers);
+        response.ContentLength = fresh.Content.Length;
+        _metrics.Served(StatusCodes.Status200OK, fresh.Content.Length, fromMemory: false, 0);
+        await response.BodyWriter.WriteAsync(fresh.Content, context.RequestAborted);
+    }
+
+    private void FileNotAsIndexed(HttpContext context, CatalogEntry entry)
+    {
+        PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
+        _catalog.RequestRefresh();
+        var response = context.Response;
+        response.Clear();
+        response.StatusCode = StatusCodes.Status503ServiceUnavailable;
+        response.Headers.RetryAfter = "1";
+        response.Headers.CacheControl = "no-store";
+        response.ContentLength = 0;
+        _metrics.Served(StatusCodes.Status503ServiceUnavailable, 0, fromMemory: false, 0);
+    }
+}
