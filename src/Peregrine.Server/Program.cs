@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.Options;
 using Peregrine;
+using Peregrine.Catalog;
 using Peregrine.Server.Configuration;
 using Peregrine.Server.Hosting;
 
@@ -82,6 +83,14 @@ using (settings)
                 console.WriteLine($"Peregrine serving {Path.GetFullPath(settings.Root)} at {address}/");
             }
         }
+
+        // Under systemd (Type=notify) the service counts as started once the first index is
+        // complete, as /healthz does; STOPPING=1 as soon as a stop begins.
+        var lifetime = app.Services.GetRequiredService<IHostApplicationLifetime>();
+        lifetime.ApplicationStopping.Register(static () => SystemdNotify.Send("STOPPING=1"));
+        _ = app.Services.GetRequiredService<FileCatalog>().Ready.ContinueWith(
+            static ready => SystemdNotify.Send(ready.IsCompletedSuccessfully ? "READY=1" : "STATUS=The first index failed; see the log."),
+            TaskScheduler.Default);
 
         // Returns once SIGTERM or Ctrl+C has stopped the server: responses in flight have
         // finished, or the shutdown timeout has closed them.

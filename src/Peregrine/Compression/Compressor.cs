@@ -365,6 +365,7 @@ internal sealed class Compressor : IDisposable
     private void Complete(CatalogEntry entry, EncodedVariants variants)
     {
         _progress.Record(entry, variants);
+        bool idle;
         lock (_gate)
         {
             _inFlight.Remove(entry);
@@ -377,10 +378,17 @@ internal sealed class Compressor : IDisposable
                 entry.PublishEncoded(variants);
             }
 
-            if (!_disposed && --_pending == 0)
+            idle = !_disposed && --_pending == 0;
+            if (idle)
             {
                 _idle.TrySetResult();
             }
+        }
+
+        if (idle)
+        {
+            // The encoders' native state is no use until the next change; give it back.
+            NativeHeap.Trim();
         }
     }
 }

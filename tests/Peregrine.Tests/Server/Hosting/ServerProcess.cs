@@ -54,7 +54,10 @@ internal sealed partial class ServerProcess : IDisposable
 
     public string Errors => string.Join("\n", _errors);
 
-    public static ServerProcess Start(params string[] args)
+    public static ServerProcess Start(params string[] args) => Start(new Dictionary<string, string>(), args);
+
+    /// <summary>Starts the server with these environment variables added to the test run's.</summary>
+    public static ServerProcess Start(IReadOnlyDictionary<string, string> environment, params string[] args)
     {
         var start = new ProcessStartInfo("dotnet")
         {
@@ -72,6 +75,11 @@ internal sealed partial class ServerProcess : IDisposable
         foreach (var name in start.Environment.Keys.Where(k => k.StartsWith("PEREGRINE_", StringComparison.Ordinal)).ToList())
         {
             start.Environment.Remove(name);
+        }
+
+        foreach (var (name, value) in environment)
+        {
+            start.Environment[name] = value;
         }
 
         return new ServerProcess(Process.Start(start)!);

@@ -1,0 +1,39 @@
+using System.Runtime.InteropServices;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// Gives the C heap's free memory back to the system once the compression queue is empty.
+/// The Brotli and zstd encoders allocate their windows and hash tables with <c>malloc</c>
+/// (megabytes each at Brotli 11 and zstd 19) and free them after each file, but glibc keeps
+/// freed memory in the compressing thread's arena: without this the server's idle footprint
+/// carries the last batch's encoder state (bench/RESULTS.md, "Footprint").
+/// </summary>
+internal static partial class NativeHeap
+{
+    private static bool s_unavailable = !OperatingSystem.IsLinux();
+
+    /// <summary>
+    /// <c>malloc_trim(0)</c>: returns free pages of every arena. A no-op where the C library
+    /// has no such call (musl, other systems).
+    /// </summary>
+    public static void Trim()
+    {
+        if (s_unavailable)
+        {
+            return;
+        }
+
+        try
+        {
+            MallocTrim(0);
+        }
+        catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
+        {
+            s_unavailable = true;
+        }
+    }
+
+    [LibraryImport("libc", EntryPoint = "malloc_trim")]
+    private static partial int MallocTrim(nuint pad);
+}
