@@ -20,9 +20,10 @@ from collections import defaultdict
 BEGIN = "<!-- harness:begin -->"
 END = "<!-- harness:end -->"
 
-KNOWN_ORDER = ["peregrine", "seed", "stock", "ceiling", "nginx"]
+KNOWN_ORDER = ["peregrine", "peregrine-jit", "seed", "stock", "ceiling", "nginx"]
 DISPLAY = {
     "peregrine": "Peregrine",
+    "peregrine-jit": "Peregrine (JIT)",
     "seed": "Seed",
     "stock": "Stock Kestrel",
     "ceiling": "Ceiling",
@@ -30,6 +31,7 @@ DISPLAY = {
 }
 COLORS = {
     "peregrine": "#1f6feb",
+    "peregrine-jit": "#54aeff",
     "seed": "#8957e5",
     "stock": "#d29922",
     "ceiling": "#8b949e",
