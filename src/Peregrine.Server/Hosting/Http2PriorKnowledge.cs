@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Collections.Concurrent;
 using System.IO.Pipelines;
 using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Connections;
@@ -28,53 +29,96 @@ internal static class Http2PriorKnowledge
     /// </summary>
     public static void UseHttp2PriorKnowledge(this ListenOptions listen, TimeSpan firstBytesTimeout)
     {
-        listen.Use(next => async connection =>
-        {
-            var detected = await StartsWithPrefaceAsync(connection.Transport.Input, firstBytesTimeout, connection.ConnectionClosed);
-            if (detected is null)
-            {
-                // Nothing arrived in time, or the peer left: close as Kestrel's own
-                // request-headers timeout would have.
-                connection.Abort();
-                return;
-            }
-
-            if (detected.Value)
-            {
-                connection.Features.Set<ITlsConnectionFeature>(PriorKnowledgeFeature.Instance);
-                connection.Features.Set<ITlsApplicationProtocolFeature>(PriorKnowledgeFeature.Instance);
-            }
-
-            await next(connection);
-        });
+        listen.Use(next => connection => RunAsync(connection, next, (long)firstBytesTimeout.TotalMilliseconds));
     }
 
-    /// <summary>True for the HTTP/2 preface, false for anything else, null when no bytes came.</summary>
-    private static async Task<bool?> StartsWithPrefaceAsync(PipeReader input, TimeSpan timeout, CancellationToken closed)
+    // Connections still waiting for their first bytes, and the one timer that times them all
+    // out: a linked token source and a CancelAfter timer per connection cost more memory per
+    // idle connection than the rest of this check (bench/RESULTS.md, "Footprint").
+    private static readonly ConcurrentDictionary<Waiting, byte> s_waiting = new();
+    private static readonly Timer s_timer = new(static _ => Sweep(), null, 1000, 1000);
+
+    private sealed class Waiting(PipeReader input, long deadline)
     {
-        using var cancel = CancellationTokenSource.CreateLinkedTokenSource(closed);
-        cancel.CancelAfter(timeout);
+        public readonly PipeReader Input = input;
+        public readonly long Deadline = deadline;
+
+        /// <summary><see cref="Pending"/>, <see cref="Decided"/> or <see cref="TimedOut"/>: whichever of the read and the sweep comes first wins.</summary>
+        public int State;
+
+        public const int Pending = 0;
+        public const int Decided = 1;
+        public const int TimedOut = 2;
+    }
+
+    private static void Sweep()
+    {
+        var now = Environment.TickCount64;
+        foreach (var (waiting, _) in s_waiting)
+        {
+            if (now > waiting.Deadline && Interlocked.CompareExchange(ref waiting.State, Waiting.TimedOut, Waiting.Pending) == Waiting.Pending)
+            {
+                waiting.Input.CancelPendingRead();
+            }
+        }
+    }
+
+    private static async Task RunAsync(ConnectionContext connection, ConnectionDelegate next, long timeoutMs)
+    {
+        GC.KeepAlive(s_timer);
+        var input = connection.Transport.Input;
+        var waiting = new Waiting(input, Environment.TickCount64 + timeoutMs);
+        s_waiting.TryAdd(waiting, 0);
+        bool? detected;
         try
         {
             while (true)
             {
-                var result = await input.ReadAsync(cancel.Token);
+                var result = await input.ReadAsync();
                 var buffer = result.Buffer;
+                if (result.IsCanceled)
+                {
+                    input.AdvanceTo(buffer.Start, buffer.Start);
+                    detected = null;
+                    break;
+                }
+
                 var verdict = Compare(buffer);
                 if (verdict is not null || result.IsCompleted)
                 {
                     // Examined nothing: the protocol handler reads these bytes again.
                     input.AdvanceTo(buffer.Start, buffer.Start);
-                    return verdict ?? (buffer.IsEmpty ? null : false);
+                    detected = verdict ?? (buffer.IsEmpty ? null : false);
+                    break;
                 }
 
                 input.AdvanceTo(buffer.Start, buffer.End);
             }
         }
-        catch (OperationCanceledException)
+        catch (Exception e) when (e is IOException or ConnectionAbortedException or OperationCanceledException)
         {
-            return null;
+            detected = null;
         }
+        finally
+        {
+            s_waiting.TryRemove(waiting, out _);
+        }
+
+        // Nothing arrived in time, or the peer left: close as Kestrel's own request-headers
+        // timeout would have. The same when the sweep timed the connection out first.
+        if (detected is null || Interlocked.CompareExchange(ref waiting.State, Waiting.Decided, Waiting.Pending) != Waiting.Pending)
+        {
+            connection.Abort();
+            return;
+        }
+
+        if (detected.Value)
+        {
+            connection.Features.Set<ITlsConnectionFeature>(PriorKnowledgeFeature.Instance);
+            connection.Features.Set<ITlsApplicationProtocolFeature>(PriorKnowledgeFeature.Instance);
+        }
+
+        await next(connection);
     }
 
     private static bool? Compare(ReadOnlySequence<byte> buffer)

@@ -136,6 +136,10 @@ internal static class ServerHost
         // standard error; with the access log on standard output, everything does, so that
         // standard output holds access log lines only.
         logging.AddSimpleConsole(console => console.SingleLine = true);
+
+        // The console prints no scopes; capturing them costs every connection Kestrel's
+        // connection scope, kept for its whole life (bench/RESULTS.md, "Footprint").
+        logging.Services.Configure<LoggerFilterOptions>(filters => filters.CaptureScopes = false);
         logging.Services.Configure<ConsoleLoggerOptions>(console =>
             console.LogToStandardErrorThreshold = settings.AccessLogToStandardOutput ? LogLevel.Trace : LogLevel.Warning);
     }

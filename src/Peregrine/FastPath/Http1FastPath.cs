@@ -66,27 +66,29 @@ internal sealed partial class Http1FastPath
         _enabled = string.IsNullOrEmpty(options.RequestPath.Value);
     }
 
-    public async Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate next)
+    public Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate next)
     {
         if (!_enabled)
         {
-            await next(connection);
-            return;
+            return next(connection);
         }
 
         if (connection.Features.Get<ITlsApplicationProtocolFeature>() is not { } protocol)
         {
-            await ServeAsync(connection, connection.Transport.Output, next);
-            return;
+            return ServeAsync(connection, connection.Transport.Output, next);
         }
 
         if (connection.Features.Get<ISslStreamFeature>() is not { } tls)
         {
             // HTTP/2 by prior knowledge: Kestrel's.
-            await next(connection);
-            return;
+            return next(connection);
         }
 
+        return ServeTlsAsync(connection, protocol, tls, next);
+    }
+
+    private async Task ServeTlsAsync(ConnectionContext connection, ITlsApplicationProtocolFeature protocol, ISslStreamFeature tls, ConnectionDelegate next)
+    {
         // Over TLS every response, the fast path's and Kestrel's (HTTP/2 included), goes to the
         // SslStream through one TlsRecordWriter for the connection's life.
         var original = connection.Transport;
@@ -119,6 +121,11 @@ internal sealed partial class Http1FastPath
         var closing = connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default;
         using var shutdown = closing.UnsafeRegister(static state => ((PipeReader)state!).CancelPendingRead(), input);
         var headStarted = 0L;
+
+        // A head begun and not finished, copied out of the pipe (see below): its first
+        // `stashed` bytes; null otherwise.
+        byte[]? stash = null;
+        var stashed = 0;
         try
         {
             while (true)
@@ -148,7 +155,55 @@ internal sealed partial class Http1FastPath
                 }
 
                 var buffer = result.Buffer;
-                var outcome = Process(ref buffer, output);
+                Outcome outcome;
+                if (stash is null)
+                {
+                    outcome = Process(ref buffer, output);
+                }
+                else
+                {
+                    // The head began in an earlier read and was copied out (below): frame it
+                    // joined to what came since, up to as far as a head may run. The copy
+                    // grows by doubling, so a head sent a byte at a time is copied O(n) times.
+                    var take = (int)Math.Min(buffer.Length, _headLimits.Head);
+                    if (stashed + take > stash.Length)
+                    {
+                        Array.Resize(ref stash, Math.Max(stashed + take, stash.Length * 2));
+                    }
+
+                    buffer.Slice(0, take).CopyTo(stash.AsSpan(stashed));
+                    var work = new ReadOnlySequence<byte>(stash, 0, stashed + take);
+                    outcome = Process(ref work, output);
+                    var done = stashed + take - (int)work.Length;
+                    if (done == 0)
+                    {
+                        if (outcome == Outcome.HandOff || result.IsCompleted)
+                        {
+                            // Kestrel's after all: it reads the copy, then the pipe from here.
+                            input.AdvanceTo(buffer.Start, buffer.Start);
+                            watched.Dispose();
+                            connection.Transport = new PrefixedTransport(stash[..stashed], connection.Transport);
+                            await next(connection);
+                            return;
+                        }
+
+                        // Still incomplete: keep the copy, release the pipe's block.
+                        stashed += take;
+                        input.AdvanceTo(buffer.End);
+                        continue;
+                    }
+
+                    // The copied head was answered (it ends past the copy): the rest lies in the pipe.
+                    buffer = buffer.Slice(done - stashed);
+                    stash = null;
+                    stashed = 0;
+                    if (outcome == Outcome.NeedMore && take < result.Buffer.Length)
+                    {
+                        // Framed only up to `take`: read the rest again.
+                        outcome = Outcome.Flush;
+                    }
+                }
+
                 if (outcome == Outcome.HandOff || (outcome == Outcome.NeedMore && result.IsCompleted && !buffer.IsEmpty))
                 {
                     // Nothing of this request is consumed: Kestrel reads it from the start and
@@ -198,6 +253,19 @@ internal sealed partial class Http1FastPath
                 if (result.IsCompleted)
                 {
                     return;
+                }
+
+                if (!answered && !buffer.IsEmpty)
+                {
+                    // A head begun and not finished, alone in the buffer: left there, it would
+                    // hold the pipe's 4 KiB block for as long as the client waits (idle memory
+                    // per connection, bench/RESULTS.md "Footprint"). Copy it out and consume it;
+                    // should the request go to Kestrel after all, PrefixedTransport puts the
+                    // copy back in front of the connection's input.
+                    stash = buffer.ToArray();
+                    stashed = stash.Length;
+                    input.AdvanceTo(buffer.End);
+                    continue;
                 }
 
                 input.AdvanceTo(buffer.Start, buffer.End);

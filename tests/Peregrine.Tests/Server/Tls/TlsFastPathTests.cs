@@ -46,7 +46,7 @@ public sealed class TlsFastPathTests : IAsyncLifetime
     [Fact]
     public async Task Http11OverTls_PipelinedFilesInMemory_AnsweredBelowKestrelByteForByte()
     {
-        using var requests = new HostingRequests(_server);
+        using var requests = new HostingRequests(_server.App.Services);
         await using var tls = await ConnectAsync(SslApplicationProtocol.Http11);
         string[] names = ["small.html", "mid.js", "large.bin", "small.html", "mid.js"];
         await tls.WriteAsync(Encoding.ASCII.GetBytes(string.Concat(names.Select(n => $"GET /{n} HTTP/1.1\r\nHost: localhost\r\n\r\n"))));
@@ -64,7 +64,7 @@ public sealed class TlsFastPathTests : IAsyncLifetime
     [Fact]
     public async Task Http11OverTls_RequestsTheFastPathDoesNotTake_GoToKestrelOnTheSameConnection()
     {
-        using var requests = new HostingRequests(_server);
+        using var requests = new HostingRequests(_server.App.Services);
         await using var tls = await ConnectAsync(SslApplicationProtocol.Http11);
         await tls.WriteAsync(Encoding.ASCII.GetBytes(
             "GET /small.html HTTP/1.1\r\nHost: localhost\r\n\r\n"
@@ -145,33 +145,5 @@ public sealed class TlsFastPathTests : IAsyncLifetime
         var body = new byte[int.Parse(length)];
         await stream.ReadExactlyAsync(body, timeout.Token);
         return (int.Parse(text.AsSpan(9, 3)), text, body);
-    }
-
-    /// <summary>
-    /// Counts requests that reached ASP.NET Core's hosting layer of this server (its
-    /// <c>http.server.request.duration</c>): the fast path's answers never do.
-    /// </summary>
-    private sealed class HostingRequests : IDisposable
-    {
-        private readonly MeterListener _listener = new();
-        private int _count;
-
-        public HostingRequests(RunningServer server)
-        {
-            var factory = server.App.Services.GetRequiredService<IMeterFactory>();
-            _listener.InstrumentPublished = (instrument, listener) =>
-            {
-                if (instrument.Meter.Scope == factory && instrument.Name == "http.server.request.duration")
-                {
-                    listener.EnableMeasurementEvents(instrument);
-                }
-            };
-            _listener.SetMeasurementEventCallback<double>((_, _, _, _) => Interlocked.Increment(ref _count));
-            _listener.Start();
-        }
-
-        public int Count => Volatile.Read(ref _count);
-
-        public void Dispose() => _listener.Dispose();
     }
 }
