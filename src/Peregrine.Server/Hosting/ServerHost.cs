@@ -35,7 +35,7 @@ internal static class ServerHost
             // Measured on this project's 2-core machine with the server pinned to one core
             // (bench/RESULTS.md, "Inline socket I/O"): running Kestrel's continuations on the
             // socket threads instead of hopping to the thread pool saves a context switch per
-            // read and write, and lifts HTTP/1.1 by 30-60%. It is "unsafe" only for code that
+            // read and write, and lifts HTTP/1.1 markedly. It is "unsafe" only for code that
             // blocks; Peregrine's request path does not (disk reads are scheduled off the socket
             // thread by RandomAccess).
             builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
@@ -117,7 +117,7 @@ internal static class ServerHost
 
     /// <summary>
     /// Inline I/O is on for cleartext servers only. The same run measured HTTP/2 slower with it
-    /// (h2c 3.5 KB: 95.9k against 155k requests/s), and browsers reach a TLS server over
+    /// (bench/RESULTS.md, "Inline socket I/O"), and browsers reach a TLS server over
     /// HTTP/2; a cleartext server mostly sits behind a proxy speaking HTTP/1.1, where inline
     /// I/O and the fast path both help.
     /// </summary>
