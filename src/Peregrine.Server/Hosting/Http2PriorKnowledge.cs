@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Collections.Concurrent;
 using System.IO.Pipelines;
 using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Connections;
@@ -7,6 +6,7 @@ using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
+using Peregrine.FastPath;
 
 namespace Peregrine.Server.Hosting;
 
@@ -29,85 +29,63 @@ internal static class Http2PriorKnowledge
     /// </summary>
     public static void UseHttp2PriorKnowledge(this ListenOptions listen, TimeSpan firstBytesTimeout)
     {
-        listen.Use(next => connection => RunAsync(connection, next, (long)firstBytesTimeout.TotalMilliseconds));
+        listen.Use(next => connection => RunAsync(connection, next, firstBytesTimeout));
     }
 
-    // Connections still waiting for their first bytes, and the one timer that times them all
-    // out: a linked token source and a CancelAfter timer per connection cost more memory per
-    // idle connection than the rest of this check (bench/RESULTS.md, "Footprint").
-    private static readonly ConcurrentDictionary<Waiting, byte> s_waiting = new();
-    private static readonly Timer s_timer = new(static _ => Sweep(), null, 1000, 1000);
-
-    private sealed class Waiting(PipeReader input, long deadline)
+    /// <summary>
+    /// Marks a connection that opens with the preface as h2, and closes one that sends nothing
+    /// within <paramref name="firstBytesTimeout"/>, as Kestrel's request-headers timeout would.
+    /// </summary>
+    private static async Task RunAsync(ConnectionContext connection, ConnectionDelegate next, TimeSpan firstBytesTimeout)
     {
-        public readonly PipeReader Input = input;
-        public readonly long Deadline = deadline;
-
-        /// <summary><see cref="Pending"/>, <see cref="Decided"/> or <see cref="TimedOut"/>: whichever of the read and the sweep comes first wins.</summary>
-        public int State;
-
-        public const int Pending = 0;
-        public const int Decided = 1;
-        public const int TimedOut = 2;
-    }
-
-    private static void Sweep()
-    {
-        var now = Environment.TickCount64;
-        foreach (var (waiting, _) in s_waiting)
-        {
-            if (now > waiting.Deadline && Interlocked.CompareExchange(ref waiting.State, Waiting.TimedOut, Waiting.Pending) == Waiting.Pending)
-            {
-                waiting.Input.CancelPendingRead();
-            }
-        }
-    }
-
-    private static async Task RunAsync(ConnectionContext connection, ConnectionDelegate next, long timeoutMs)
-    {
-        GC.KeepAlive(s_timer);
+        // Timed by the fast path's once-a-second sweep: a linked token source and a CancelAfter
+        // timer per connection cost more memory per idle connection than the rest of this check
+        // (bench/RESULTS.md, "Footprint").
         var input = connection.Transport.Input;
-        var waiting = new Waiting(input, Environment.TickCount64 + timeoutMs);
-        s_waiting.TryAdd(waiting, 0);
         bool? detected;
-        try
+        using (var watched = FastPathHeartbeat.Watch(input, connection.Transport.Output))
         {
-            while (true)
+            watched.Arm(firstBytesTimeout);
+            try
             {
-                var result = await input.ReadAsync();
-                var buffer = result.Buffer;
-                if (result.IsCanceled)
+                // One method, one state machine per waiting connection.
+                while (true)
                 {
-                    input.AdvanceTo(buffer.Start, buffer.Start);
-                    detected = null;
-                    break;
-                }
+                    var result = await input.ReadAsync();
+                    var buffer = result.Buffer;
+                    detected = result.IsCanceled ? null : Compare(buffer);
+                    if (result.IsCanceled || detected is not null || result.IsCompleted)
+                    {
+                        // Examined nothing: the protocol handler reads these bytes again.
+                        input.AdvanceTo(buffer.Start, buffer.Start);
+                        if (!result.IsCanceled && detected is null && !buffer.IsEmpty)
+                        {
+                            detected = false;
+                        }
 
-                var verdict = Compare(buffer);
-                if (verdict is not null || result.IsCompleted)
-                {
-                    // Examined nothing: the protocol handler reads these bytes again.
-                    input.AdvanceTo(buffer.Start, buffer.Start);
-                    detected = verdict ?? (buffer.IsEmpty ? null : false);
-                    break;
-                }
+                        break;
+                    }
 
-                input.AdvanceTo(buffer.Start, buffer.End);
+                    input.AdvanceTo(buffer.Start, buffer.End);
+                }
+            }
+            catch (Exception e) when (e is IOException or ConnectionAbortedException)
+            {
+                detected = null;
+            }
+
+            // A sweep may have cancelled the read just as it completed: once past the deadline
+            // the connection is closed, so no cancellation is left for the protocol's first read.
+            if (Environment.TickCount64 > Volatile.Read(ref watched.Deadline))
+            {
+                detected = null;
             }
         }
-        catch (Exception e) when (e is IOException or ConnectionAbortedException or OperationCanceledException)
-        {
-            detected = null;
-        }
-        finally
-        {
-            s_waiting.TryRemove(waiting, out _);
-        }
 
-        // Nothing arrived in time, or the peer left: close as Kestrel's own request-headers
-        // timeout would have. The same when the sweep timed the connection out first.
-        if (detected is null || Interlocked.CompareExchange(ref waiting.State, Waiting.Decided, Waiting.Pending) != Waiting.Pending)
+        if (detected is null)
         {
+            // Nothing arrived in time, or the peer left: close as Kestrel's own request-headers
+            // timeout would have.
             connection.Abort();
             return;
         }
