@@ -13,7 +13,9 @@
 //
 // Each server listens three ways: cleartext HTTP/1.1, cleartext HTTP/2 (an Http2-only endpoint,
 // which takes prior knowledge), and HTTPS (Http1AndHttp2 with UseHttps, as the standalone server
-// with --tls-cert: HTTP/1.1 or h2 by ALPN). Two servers: Peregrine's middleware, and a "ceiling"
+// with --tls-cert: HTTP/1.1 or h2 by ALPN). Three servers: Peregrine as the standalone server runs
+// it (the HTTP/1.1 fast path on the cleartext HTTP/1.1 endpoint and after UseHttps, the middleware
+// behind it), Peregrine's middleware alone, and a "ceiling"
 // that writes the same bytes with Content-Type and Content-Length and nothing else. The ceiling's
 // TLS figure minus its cleartext one is what Kestrel's TLS layer (SslStream, the HTTPS connection
 // middleware and its pipes) allocates per request; Peregrine's TLS figure minus the ceiling's is
@@ -76,52 +78,55 @@ static class TlsAlloc
             using var pools = ListenToMemoryPools();
             var rows = new List<string>();
             var setup = new List<string>();
-            await using (var peregrine = await StartAsync(root, bodies, certificate, ceiling: false))
-            await using (var ceiling = await StartAsync(root, bodies, certificate, ceiling: true))
+            await using (var fastPath = await StartAsync(root, bodies, certificate, Kind.FastPath))
+            await using (var peregrine = await StartAsync(root, bodies, certificate, Kind.Middleware))
+            await using (var ceiling = await StartAsync(root, bodies, certificate, Kind.Ceiling))
             {
                 foreach (var (file, size) in Files)
                 {
-                    var figures = new Dictionary<(bool Ceiling, Protocol Protocol), double>();
+                    var figures = new Dictionary<(Kind Kind, Protocol Protocol), double>();
                     foreach (var (name, protocol) in Protocols)
                     {
-                        var samples = new List<(Figures P, Figures C)>();
+                        var samples = new List<(Figures F, Figures P, Figures C)>();
                         for (var round = 0; round < rounds; round++)
                         {
-                            // Alternating servers, so that a drift over time falls on both alike.
+                            // Alternating servers, so that a drift over time falls on all alike.
+                            var f = await MeasureAsync(fastPath, protocol, "/" + file, requests, streams);
                             var p = await MeasureAsync(peregrine, protocol, "/" + file, requests, streams);
                             var c = await MeasureAsync(ceiling, protocol, "/" + file, requests, streams);
-                            samples.Add((p, c));
+                            samples.Add((f, p, c));
                         }
 
-                        figures[(false, protocol)] = Median(samples.Select(x => x.P.PerRequest));
-                        figures[(true, protocol)] = Median(samples.Select(x => x.C.PerRequest));
-                        rows.Add($"| GET {size:N0} B | {name} | {Range(samples.Select(x => x.P.PerRequest))} | {Range(samples.Select(x => x.C.PerRequest))} "
-                            + $"| {figures[(false, protocol)] - figures[(true, protocol)]:F1} "
-                            + $"| {Median(samples.Select(x => x.P.PoolPerRequest)):F1} / {Median(samples.Select(x => x.C.PoolPerRequest)):F1} |");
-                        var (pSetup, cSetup) = (Median(samples.Select(x => x.P.PerConnection)), Median(samples.Select(x => x.C.PerConnection)));
-                        setup.Add($"| GET {size:N0} B | {name} | {pSetup / 1024:F1} | {cSetup / 1024:F1} |");
+                        figures[(Kind.FastPath, protocol)] = Median(samples.Select(x => x.F.PerRequest));
+                        figures[(Kind.Middleware, protocol)] = Median(samples.Select(x => x.P.PerRequest));
+                        figures[(Kind.Ceiling, protocol)] = Median(samples.Select(x => x.C.PerRequest));
+                        rows.Add($"| GET {size:N0} B | {name} | {Range(samples.Select(x => x.F.PerRequest))} | {Range(samples.Select(x => x.P.PerRequest))} | {Range(samples.Select(x => x.C.PerRequest))} "
+                            + $"| {figures[(Kind.Middleware, protocol)] - figures[(Kind.Ceiling, protocol)]:F1} "
+                            + $"| {Median(samples.Select(x => x.F.PoolPerRequest)):F1} / {Median(samples.Select(x => x.P.PoolPerRequest)):F1} / {Median(samples.Select(x => x.C.PoolPerRequest)):F1} |");
+                        setup.Add($"| GET {size:N0} B | {name} | {Median(samples.Select(x => x.F.PerConnection)) / 1024:F1} "
+                            + $"| {Median(samples.Select(x => x.P.PerConnection)) / 1024:F1} | {Median(samples.Select(x => x.C.PerConnection)) / 1024:F1} |");
                     }
 
                     // What TLS adds per request, from the medians.
                     foreach (var (clear, tls, name) in new[] { (Protocol.Http1, Protocol.Https1, "HTTPS/1.1"), (Protocol.H2c, Protocol.H2, "h2 over TLS") })
                     {
-                        var pTls = figures[(false, tls)] - figures[(false, clear)];
-                        var cTls = figures[(true, tls)] - figures[(true, clear)];
-                        rows.Add($"| GET {size:N0} B | {name} minus cleartext | {pTls:F1} | {cTls:F1} | {pTls - cTls:F1} | |");
+                        double Added(Kind kind) => figures[(kind, tls)] - figures[(kind, clear)];
+                        rows.Add($"| GET {size:N0} B | {name} minus cleartext | {Added(Kind.FastPath):F1} | {Added(Kind.Middleware):F1} | {Added(Kind.Ceiling):F1} "
+                            + $"| {Added(Kind.Middleware) - Added(Kind.Ceiling):F1} | |");
                     }
                 }
             }
 
             Console.WriteLine($"Median of {rounds} rounds (range):");
             Console.WriteLine();
-            Console.WriteLine("| request | protocol | Peregrine middleware B/request | ceiling B/request | Peregrine above ceiling | memory-pool blocks B/request, Peregrine / ceiling (not in the figures) |");
-            Console.WriteLine("| --- | --- | ---: | ---: | ---: | ---: |");
+            Console.WriteLine("| request | protocol | Peregrine, fast path B/request | Peregrine middleware B/request | ceiling B/request | middleware above ceiling | memory-pool blocks B/request, fast path / middleware / ceiling (not in the figures) |");
+            Console.WriteLine("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
             rows.ForEach(Console.WriteLine);
             Console.WriteLine();
             Console.WriteLine("Per connection (set-up and buffers, not in the figures above), KiB, medians:");
             Console.WriteLine();
-            Console.WriteLine("| request | protocol | Peregrine middleware | ceiling |");
-            Console.WriteLine("| --- | --- | ---: | ---: |");
+            Console.WriteLine("| request | protocol | Peregrine, fast path | Peregrine middleware | ceiling |");
+            Console.WriteLine("| --- | --- | ---: | ---: | ---: |");
             setup.ForEach(Console.WriteLine);
             Console.WriteLine();
             Console.WriteLine($"h2load (-c1 -m{streams}, another process): {requests:N0} requests on one connection less {Math.Max(1000, requests / 5):N0} on another, per cell; "
@@ -266,7 +271,14 @@ static class TlsAlloc
         }
     }
 
-    private static async Task<Server> StartAsync(string root, Dictionary<string, byte[]> bodies, X509Certificate2 certificate, bool ceiling)
+    private enum Kind
+    {
+        FastPath,
+        Middleware,
+        Ceiling,
+    }
+
+    private static async Task<Server> StartAsync(string root, Dictionary<string, byte[]> bodies, X509Certificate2 certificate, Kind kind)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
@@ -274,18 +286,30 @@ static class TlsAlloc
         builder.WebHost.ConfigureKestrel(k =>
         {
             k.AddServerHeader = false;
-            k.Listen(IPAddress.Loopback, 0, listen => (http1 = listen).Protocols = HttpProtocols.Http1);
+            k.Listen(IPAddress.Loopback, 0, listen =>
+            {
+                (http1 = listen).Protocols = HttpProtocols.Http1;
+                if (kind == Kind.FastPath)
+                {
+                    listen.UsePeregrineFastPath();
+                }
+            });
             k.Listen(IPAddress.Loopback, 0, listen => (h2c = listen).Protocols = HttpProtocols.Http2);
             k.Listen(IPAddress.Loopback, 0, listen =>
             {
                 // As the standalone server does with --tls-cert.
                 (tls = listen).Protocols = HttpProtocols.Http1AndHttp2;
                 listen.UseHttps(certificate);
+                if (kind == Kind.FastPath)
+                {
+                    // As the standalone server: after UseHttps, so that HTTP/1.1 over TLS takes it.
+                    listen.UsePeregrineFastPath();
+                }
             });
         });
         builder.Services.AddPeregrine(o => o.Root = root);
         var app = builder.Build();
-        if (ceiling)
+        if (kind == Kind.Ceiling)
         {
             app.Use(_ => context => CeilingResponse.Write(context, bodies[context.Request.Path.Value!], "application/octet-stream"));
         }
@@ -295,7 +319,7 @@ static class TlsAlloc
         }
 
         await app.StartAsync();
-        if (!ceiling)
+        if (kind != Kind.Ceiling)
         {
             await app.Services.GetRequiredService<FileCatalog>().Ready;
         }
