@@ -65,7 +65,11 @@ using (settings)
         catch (IOException ex)
         {
             // Address in use, permission denied for a low port: one line, not a stack trace.
-            Console.Error.WriteLine($"peregrine: {settings.Describe(OptionTable.Port)}: cannot listen on {settings.Host}:{settings.Port}: {ex.Message}");
+            // Kestrel names the address it could not bind; only the redirect port is http://.
+            var (option, port) = settings.RedirectHttp is { } redirect && ex.Message.Contains("http://", StringComparison.Ordinal)
+                ? (OptionTable.RedirectHttp, redirect)
+                : (OptionTable.Port, settings.Port);
+            Console.Error.WriteLine($"peregrine: {settings.Describe(option)}: cannot listen on {settings.Host}:{port}: {ex.Message}");
             return 1;
         }
         catch (OptionsValidationException ex)
