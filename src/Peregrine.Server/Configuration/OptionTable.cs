@@ -13,7 +13,7 @@ internal static class OptionTable
         ValueParsers.NonEmpty, static (s, root) => s.Root = root, isPath: true, isPositional: true);
 
     public static readonly OptionSpec Port = Value<int>("port", "N",
-        "Port to listen on (default 8080; 0 picks a free port).",
+        "Port to listen on (default 8080; 0 picks a free port). Without PEREGRINE_PORT, the PORT variable that container platforms set is read.",
         ValueParsers.Port, static (s, port) => s.Port = port, shortFlag: "-p");
 
     public static readonly OptionSpec Host = Value<(string Name, IPAddress? Address)>("host", "ADDR",
