@@ -84,7 +84,10 @@ using (settings)
             var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
             foreach (var address in addresses)
             {
-                console.WriteLine($"Peregrine serving {Path.GetFullPath(settings.Root)} at {address}/");
+                // With TLS, the only cleartext address is the redirect's.
+                console.WriteLine(settings.Certificate is not null && address.StartsWith("http://", StringComparison.Ordinal)
+                    ? $"Peregrine redirecting {address}/ to HTTPS"
+                    : $"Peregrine serving {Path.GetFullPath(settings.Root)} at {address}/");
             }
         }
 
