@@ -107,8 +107,21 @@ internal static class CertificateLoader
 
                 try
                 {
+                    // A block cut short (a file caught half-written) is not found at all.
                     all = [];
                     all.ImportFromPem(certText);
+                    if (all.Count == 0)
+                    {
+                        errors.Add($"{settings.Describe(OptionTable.TlsCert)}: '{cert}' holds no complete PEM certificate (it ends before -----END CERTIFICATE-----, or is not PEM).");
+                        return null;
+                    }
+
+                    if (!HasCompleteKey(keyText))
+                    {
+                        errors.Add($"{settings.Describe(OptionTable.TlsKey)}: '{key}' holds no complete PEM private key (it ends before its -----END line, or is not PEM).");
+                        return null;
+                    }
+
                     certificate = settings.TlsPassword is { } password
                         ? X509Certificate2.CreateFromEncryptedPem(certText, keyText, password)
                         : X509Certificate2.CreateFromPem(certText, keyText);
@@ -196,6 +209,21 @@ internal static class CertificateLoader
         }
 
         return ok;
+    }
+
+    private static bool HasCompleteKey(ReadOnlySpan<char> text)
+    {
+        while (PemEncoding.TryFind(text, out var fields))
+        {
+            if (text[fields.Label].EndsWith("PRIVATE KEY", StringComparison.Ordinal))
+            {
+                return true;
+            }
+
+            text = text[fields.Location.End..];
+        }
+
+        return false;
     }
 
     private static byte[]? ReadFile(ServerSettings settings, OptionSpec option, string path, List<string> errors)

@@ -96,7 +96,7 @@ public sealed class CertificateReloadTests : IDisposable
         var warning = await server.LineAsync("do not load", TimeSpan.FromSeconds(10));
 
         Assert.Contains(_first.Thumbprint, warning);
-        Assert.Contains("--tls-key (command line)", warning);
+        Assert.Contains($"--tls-cert (command line): '{_first.CertPath}' holds no complete PEM certificate", warning);
         Assert.Equal(_first.Thumbprint, await PresentedAsync(address));
 
         // Another broken state (the whole certificate, still beside the old key), then the pair.
@@ -110,6 +110,21 @@ public sealed class CertificateReloadTests : IDisposable
         Assert.Contains(_renewed.Thumbprint, loaded);
         Assert.Equal(_renewed.Thumbprint, await PresentedAsync(address));
         Assert.Single(server.Errors.Split('\n'), line => line.Contains("do not load", StringComparison.Ordinal));
+    }
+
+    [Theory]
+    [InlineData("cert")]
+    [InlineData("key")]
+    public void HalfWrittenFileAtStartUp_IsAnErrorNamingIt(string which)
+    {
+        var path = which == "cert" ? _first.CertPath : _first.KeyPath;
+        var pem = File.ReadAllText(path);
+        File.WriteAllText(path, pem[..(pem.Length / 2)]);
+
+        var loaded = Peregrine.Server.Configuration.SettingsLoader.Load(
+            [Site, "--tls-cert", _first.CertPath, "--tls-key", _first.KeyPath], new Dictionary<string, string>());
+
+        Assert.StartsWith($"--tls-{which} (command line): '{path}' holds no complete PEM", Assert.Single(loaded.Errors));
     }
 
     /// <summary>Makes new connections until one presents <paramref name="thumbprint"/>; how long that took from the call.</summary>
