@@ -60,7 +60,7 @@ internal static class ServerHost
                     // TLS offers h2 and http/1.1 by ALPN, with the certificate in force when each
                     // handshake starts. The prior-knowledge detector must not run here: it would
                     // read TLS handshake bytes as a cleartext preface.
-                    listen.UseHttps(https.HandshakeOptions);
+                    listen.UseHttps(https.CreateHandshakeOptions());
                 }
                 else
                 {

@@ -24,7 +24,7 @@ internal sealed class HttpsCertificate
     public LoadedCertificate Current { get; private set; }
 
     /// <summary>Kestrel's per-connection TLS callback, reading the options in force as the handshake starts.</summary>
-    public TlsHandshakeCallbackOptions HandshakeOptions => new()
+    public TlsHandshakeCallbackOptions CreateHandshakeOptions() => new()
     {
         OnConnection = static context => ValueTask.FromResult(((HttpsCertificate)context.State!)._options),
         OnConnectionState = this,

@@ -97,6 +97,18 @@ public sealed class RedirectHttpTests : IDisposable
     }
 
     [Fact]
+    public async Task RedirectPortInUse_StopsStartUpNamingIt()
+    {
+        using var taken = new TcpListener(IPAddress.Loopback, 0);
+        taken.Start();
+        var port = ((IPEndPoint)taken.LocalEndpoint).Port;
+        using var process = Hosting.ServerProcess.Start([Site, .. Tls, "--port", "0", "--redirect-http", port.ToString()]);
+
+        Assert.Equal(1, await process.WaitForExitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Matches($@"(?m)^peregrine: --redirect-http \(command line\): cannot listen on 127\.0\.0\.1:{port}: ", process.Errors);
+    }
+
+    [Fact]
     public async Task Hsts_ByHeader_IsSentOverHttpsByTheFastPathAndByTheMiddleware()
     {
         await using var server = await RunningServer.StartAsync([Site, .. Tls, "--header", $"Strict-Transport-Security: {Hsts}"]);
