@@ -65,7 +65,11 @@ using (settings)
         catch (IOException ex)
         {
             // Address in use, permission denied for a low port: one line, not a stack trace.
-            Console.Error.WriteLine($"peregrine: {settings.Describe(OptionTable.Port)}: cannot listen on {settings.Host}:{settings.Port}: {ex.Message}");
+            // Kestrel names the address it could not bind; only the redirect port is http://.
+            var (option, port) = settings.RedirectHttp is { } redirect && ex.Message.Contains("http://", StringComparison.Ordinal)
+                ? (OptionTable.RedirectHttp, redirect)
+                : (OptionTable.Port, settings.Port);
+            Console.Error.WriteLine($"peregrine: {settings.Describe(option)}: cannot listen on {settings.Host}:{port}: {ex.Message}");
             return 1;
         }
         catch (OptionsValidationException ex)
@@ -80,7 +84,10 @@ using (settings)
             var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
             foreach (var address in addresses)
             {
-                console.WriteLine($"Peregrine serving {Path.GetFullPath(settings.Root)} at {address}/");
+                // With TLS, the only cleartext address is the redirect's.
+                console.WriteLine(settings.Certificate is not null && address.StartsWith("http://", StringComparison.Ordinal)
+                    ? $"Peregrine redirecting {address}/ to HTTPS"
+                    : $"Peregrine serving {Path.GetFullPath(settings.Root)} at {address}/");
             }
         }
 

@@ -8,7 +8,8 @@ namespace Peregrine;
 /// </summary>
 /// <remarks>
 /// The rules for single values (<see cref="RootProblem"/>, <see cref="OriginProblem"/>,
-/// <see cref="HeaderProblem"/>, <see cref="HeaderValueProblem"/>, <see cref="SpaFallbackProblem"/>)
+/// <see cref="HeaderProblem"/>, <see cref="HeaderValueProblem"/>, <see cref="SpaFallbackProblem"/>,
+/// <see cref="DefaultDocumentProblem"/>)
 /// are the only copy: the standalone server checks each flag's values with them and puts the
 /// flag's name and source where this class puts the option's name.
 /// </remarks>
@@ -39,10 +40,7 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
         {
             foreach (var document in options.DefaultDocuments)
             {
-                if (string.IsNullOrEmpty(document) || document.AsSpan().IndexOfAny('/', '\\') >= 0)
-                {
-                    errors.Add($"DefaultDocuments: '{document}' must be a plain file name.");
-                }
+                Add(errors, nameof(options.DefaultDocuments), DefaultDocumentProblem(document));
             }
         }
 
@@ -206,6 +204,12 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
     internal static string? SpaFallbackProblem(string spa)
         => spa.Length == 0 || spa.StartsWith('/') || spa.Contains('\\') || spa.Split('/').Any(s => s is "" or "." or "..")
             ? $"'{spa}' must be a file under the root, such as 'index.html'."
+            : null;
+
+    /// <summary>A default document is a file name in the folder asked for, not a path.</summary>
+    internal static string? DefaultDocumentProblem(string? document)
+        => string.IsNullOrEmpty(document) || document.AsSpan().IndexOfAny('/', '\\') >= 0
+            ? $"'{document}' must be a plain file name."
             : null;
 
     private static void Add(List<string> errors, string name, string? problem)

@@ -76,7 +76,7 @@ internal sealed class CommandLine
                 case "-h" or "--help":
                     result.ShowHelp = true;
                     continue;
-                case "--version":
+                case "-V" or "--version":
                     result.ShowVersion = true;
                     continue;
                 case OptionTable.ConfigFlag:

@@ -6,18 +6,23 @@ namespace Peregrine.Server.Configuration;
 /// Reads <c>PEREGRINE_*</c> environment variables into raw setting values. An empty variable
 /// counts as unset. Lists: <c>PEREGRINE_CORS</c> is comma- or space-separated (an origin holds
 /// neither); <c>PEREGRINE_HEADER</c> and <c>PEREGRINE_CACHE</c> take one item per line, since
-/// header and Cache-Control values hold commas and semicolons.
+/// header and Cache-Control values hold commas and semicolons. <c>PORT</c>, which container
+/// platforms (Cloud Run, Heroku, Fly.io, Render) set to the port they route to, is the port when
+/// <c>PEREGRINE_PORT</c> is not set.
 /// </summary>
 internal static class EnvironmentSource
 {
     private static readonly char[] s_listSeparators = [',', ' ', '\t', '\n', '\r'];
+
+    /// <summary>The platform's port variable, below <c>PEREGRINE_PORT</c>.</summary>
+    public const string PlatformPort = "PORT";
 
     public static Dictionary<string, string> FromProcess()
     {
         var variables = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (DictionaryEntry entry in Environment.GetEnvironmentVariables())
         {
-            if (entry.Key is string name && name.StartsWith("PEREGRINE_", StringComparison.Ordinal) && entry.Value is string value)
+            if (entry.Key is string name && (name.StartsWith("PEREGRINE_", StringComparison.Ordinal) || name == PlatformPort) && entry.Value is string value)
             {
                 variables[name] = value;
             }
@@ -44,6 +49,12 @@ internal static class EnvironmentSource
                 _ => [text],
             };
             values.Add(new SettingValue(option, items, SettingSource.Environment));
+        }
+
+        if (!values.Any(v => v.Option == OptionTable.Port)
+            && environment.TryGetValue(PlatformPort, out var platformPort) && platformPort.Length > 0)
+        {
+            values.Add(new SettingValue(OptionTable.Port, [platformPort], SettingSource.Environment) { Alias = PlatformPort });
         }
 
         if (environment.TryGetValue(OptionTable.Config.EnvironmentVariable, out var config) && config.Length > 0)

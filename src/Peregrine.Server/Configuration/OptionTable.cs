@@ -13,12 +13,12 @@ internal static class OptionTable
         ValueParsers.NonEmpty, static (s, root) => s.Root = root, isPath: true, isPositional: true);
 
     public static readonly OptionSpec Port = Value<int>("port", "N",
-        "Port to listen on (default 8080; 0 picks a free port).",
-        ValueParsers.Port, static (s, port) => s.Port = port);
+        "Port to listen on (default 8080; 0 picks a free port). Without PEREGRINE_PORT, the PORT variable that container platforms set is read.",
+        ValueParsers.Port, static (s, port) => s.Port = port, shortFlag: "-p");
 
     public static readonly OptionSpec Host = Value<(string Name, IPAddress? Address)>("host", "ADDR",
         "Address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all, localhost for both loopbacks).",
-        ValueParsers.Host, static (s, host) => (s.Host, s.Address) = host);
+        ValueParsers.Host, static (s, host) => (s.Host, s.Address) = host, shortFlag: "-a");
 
     public static readonly OptionSpec Spa = OptionalValue("spa", "FILE",
         "Single-page app: answer navigations that match no file with FILE (default index.html).",
@@ -26,6 +26,13 @@ internal static class OptionTable
 
     public static readonly OptionSpec Listing = Switch("listing", static (s, on) => s.Listing = on,
         "List folders that have no index file (HTML, or JSON for Accept: application/json).");
+
+    public static readonly OptionSpec Index = Items<string>("index", Arity.Repeated, "NAME",
+        "File served for a folder's URL, tried in order (default index.html, then index.htm); repeat for more.",
+        ValueParsers.IndexFile, static (s, names) => s.Index = names, "one per line");
+
+    public static readonly OptionSpec Hidden = Switch("hidden", static (s, on) => s.Hidden = on,
+        "Serve files and folders whose name starts with a dot (.well-known is served without it).");
 
     public static readonly OptionSpec Cors = Items<string>("cors", Arity.Values, "ORIGIN",
         "Allow cross-origin reads from these origins; bare --cors allows any (*).",
@@ -70,16 +77,22 @@ internal static class OptionTable
         "Password of the --tls-pfx file or the encrypted --tls-key (prefer the variable: ps shows arguments).",
         ValueParsers.Text, static (s, password) => s.TlsPassword = password);
 
+    public static readonly OptionSpec RedirectHttp = Value<int>("redirectHttp", "PORT",
+        "Also listen for plain HTTP on PORT and answer it with 308 to the same URL over HTTPS; needs TLS.",
+        ValueParsers.Port, static (s, port) => s.RedirectHttp = port);
+
     public static readonly OptionSpec ShutdownTimeout = Value<TimeSpan>("shutdownTimeout", "SECONDS",
         "On SIGTERM or Ctrl+C, let responses in flight finish for this long (default 10).",
         ValueParsers.Seconds, static (s, timeout) => s.ShutdownTimeout = timeout);
 
     public static readonly OptionSpec Quiet = Switch("quiet", static (s, on) => s.Quiet = on, "Print only errors.", shortFlag: "-q");
+    public static readonly OptionSpec Verbose = Switch("verbose", static (s, on) => s.Verbose = on, "Print debug messages too (a skipped link, a certificate checked and reloaded).", shortFlag: "-v");
 
     public static readonly IReadOnlyList<OptionSpec> All =
     [
-        Root, Port, Host, Spa, Listing, Cors, Header, Cache, AccessLog, Metrics, NoWatch, NoCompression,
-        NoFastPath, NoInlineIo, CompressionCache, MemoryBudget, TlsCert, TlsKey, TlsPfx, TlsPassword, ShutdownTimeout, Quiet,
+        Root, Port, Host, Spa, Listing, Index, Hidden, Cors, Header, Cache, AccessLog, Metrics, NoWatch, NoCompression,
+        NoFastPath, NoInlineIo, CompressionCache, MemoryBudget, TlsCert, TlsKey, TlsPfx, TlsPassword, RedirectHttp,
+        ShutdownTimeout, Quiet, Verbose,
     ];
 
     /// <summary>The config file: a command-line flag and an environment variable, not a key in the file.</summary>
@@ -99,8 +112,8 @@ internal static class OptionTable
         => Value(key, valueName, help, ValueParsers.NonEmpty, store, isPath: true);
 
     /// <summary>An option with one value, stored once it parses.</summary>
-    private static OptionSpec Value<T>(string key, string valueName, string help, ValueParser<T> parse, Action<ServerSettings, T> store, bool isPath = false, bool isPositional = false)
-        => new(key, Arity.Value, valueName, help, Parse(parse, store)) { IsPath = isPath, IsPositional = isPositional };
+    private static OptionSpec Value<T>(string key, string valueName, string help, ValueParser<T> parse, Action<ServerSettings, T> store, bool isPath = false, bool isPositional = false, string? shortFlag = null)
+        => new(key, Arity.Value, valueName, help, Parse(parse, store)) { IsPath = isPath, IsPositional = isPositional, ShortFlag = shortFlag };
 
     /// <summary>An option whose value is optional (<c>--spa</c>, <c>--spa=app.html</c>); turned off (<c>--spa=false</c>), it stores null.</summary>
     private static OptionSpec OptionalValue(string key, string valueName, string help, ValueParser<string> parse, Action<ServerSettings, string?> store, bool isPath = false)

@@ -1,6 +1,6 @@
 using System.Net;
-using System.Security.Cryptography.X509Certificates;
 using Peregrine;
+using Peregrine.Server.Tls;
 
 namespace Peregrine.Server.Configuration;
 
@@ -25,9 +25,16 @@ internal sealed class ServerSettings : IDisposable
 
     public bool Quiet { get; set; }
 
+    public bool Verbose { get; set; }
+
     public string? Spa { get; set; }
 
     public bool Listing { get; set; }
+
+    /// <summary>The index file names in the order given; null keeps the library's default.</summary>
+    public List<string>? Index { get; set; }
+
+    public bool Hidden { get; set; }
 
     public List<string> Cors { get; set; } = [];
 
@@ -61,10 +68,13 @@ internal sealed class ServerSettings : IDisposable
 
     public string? TlsPassword { get; set; }
 
+    /// <summary>The port that answers plain HTTP with a redirect to HTTPS; null for none.</summary>
+    public int? RedirectHttp { get; set; }
+
     public TimeSpan ShutdownTimeout { get; set; } = DefaultShutdownTimeout;
 
-    /// <summary>The server certificate, loaded from the TLS settings; null serves cleartext.</summary>
-    public X509Certificate2? Certificate { get; set; }
+    /// <summary>The server certificate as loaded at start-up; null serves cleartext.</summary>
+    public LoadedCertificate? Certificate { get; set; }
 
     /// <summary>The access log's open stream; null when there is no access log.</summary>
     public Stream? AccessLogStream { get; set; }
@@ -84,6 +94,12 @@ internal sealed class ServerSettings : IDisposable
         options.Root = Root;
         options.SpaFallback = Spa;
         options.DirectoryListing = Listing;
+        if (Index is not null)
+        {
+            options.DefaultDocuments = [.. Index];
+        }
+
+        options.ServeHiddenFiles = Hidden;
         options.CorsOrigins = [.. Cors];
         foreach (var (name, value) in Headers)
         {

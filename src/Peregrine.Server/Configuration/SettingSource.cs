@@ -36,8 +36,11 @@ internal sealed record SettingSource(SourceKind Kind, string? File = null)
 /// </summary>
 internal sealed record SettingValue(OptionSpec Option, IReadOnlyList<string> Values, SettingSource Source, bool Disabled = false)
 {
+    /// <summary>A name the source uses other than the option's own: <c>PORT</c>, for the port.</summary>
+    public string? Alias { get; init; }
+
     /// <summary>The option's name as the source spells it: <c>--port</c>, <c>PEREGRINE_PORT</c> or <c>port</c>.</summary>
-    public string Name => Option.NameIn(Source.Kind);
+    public string Name => Alias ?? Option.NameIn(Source.Kind);
 
     /// <summary>For messages: <c>--port (command line)</c>, <c>port (config /etc/peregrine.json)</c>.</summary>
     public string Describe() => $"{Name} ({Source})";

@@ -52,9 +52,26 @@ internal static class SettingsLoader
             errors.Add($"{settings.Describe(OptionTable.Root)}: {rootProblem}");
         }
 
+        if (settings.Quiet && settings.Verbose)
+        {
+            errors.Add($"{settings.Describe(OptionTable.Verbose)}: give either {OptionTable.Quiet.Flag} or {OptionTable.Verbose.Flag}, not both.");
+        }
+
         if (CertificateLoader.CheckCombination(settings, errors))
         {
             settings.Certificate = CertificateLoader.Load(settings, errors);
+        }
+
+        if (settings.RedirectHttp is { } redirect)
+        {
+            if (!CertificateLoader.IsConfigured(settings))
+            {
+                errors.Add($"{settings.Describe(OptionTable.RedirectHttp)}: redirects to HTTPS, so it needs {OptionTable.TlsCert.Flag} and {OptionTable.TlsKey.Flag}, or {OptionTable.TlsPfx.Flag}.");
+            }
+            else if (redirect == settings.Port && redirect != 0)
+            {
+                errors.Add($"{settings.Describe(OptionTable.RedirectHttp)}: {redirect} is the HTTPS port ({settings.Describe(OptionTable.Port)}); give another.");
+            }
         }
 
         // Created last, and only when all else is well: a start-up that fails anyway should not

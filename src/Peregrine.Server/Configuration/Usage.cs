@@ -29,7 +29,7 @@ internal static class Usage
             Line(text, "", $"[{option.EnvironmentVariable}{list}{key}]");
         }
 
-        Line(text, "--version", "Print the version and exit.");
+        Line(text, "-V, --version", "Print the version and exit.");
         Line(text, "-h, --help", "Print this help and exit.");
         text.AppendLine();
         text.AppendLine("Precedence: command line, then PEREGRINE_* variables, then the config file; a list");

@@ -159,6 +159,13 @@ internal static class ValueParsers
         return Check(value, PeregrineOptionsValidator.SpaFallbackProblem(file), errors);
     }
 
+    /// <summary>An index file name, by the library's rule for DefaultDocuments.</summary>
+    public static bool IndexFile(SettingValue value, string name, IReadOnlyList<string> earlier, List<string> errors, out string result)
+    {
+        result = name;
+        return Check(value, PeregrineOptionsValidator.DefaultDocumentProblem(name), errors);
+    }
+
     /// <summary><c>*</c> or an origin, by the library's rule for CorsOrigins.</summary>
     public static bool Origin(SettingValue value, string origin, IReadOnlyList<string> earlier, List<string> errors, out string result)
     {

@@ -3,6 +3,7 @@ using Microsoft.Extensions.Logging.Console;
 using Peregrine;
 using Peregrine.Server.AccessLog;
 using Peregrine.Server.Configuration;
+using Peregrine.Server.Tls;
 
 namespace Peregrine.Server.Hosting;
 
@@ -25,6 +26,7 @@ internal static class ServerHost
         });
 
         ConfigureLogging(builder.Logging, settings);
+        var https = settings.Certificate is { } certificate ? new HttpsCertificate(certificate) : null;
 
         // On SIGTERM or Ctrl+C Kestrel stops accepting, lets responses in flight finish for up
         // to this long, then closes what is left.
@@ -53,11 +55,12 @@ internal static class ServerHost
             void Configure(ListenOptions listen)
             {
                 listen.Protocols = HttpProtocols.Http1AndHttp2;
-                if (settings.Certificate is { } certificate)
+                if (https is not null)
                 {
-                    // TLS offers h2 and http/1.1 by ALPN. The prior-knowledge detector must not
-                    // run here: it would read TLS handshake bytes as a cleartext preface.
-                    listen.UseHttps(certificate);
+                    // TLS offers h2 and http/1.1 by ALPN, with the certificate in force when each
+                    // handshake starts. The prior-knowledge detector must not run here: it would
+                    // read TLS handshake bytes as a cleartext preface.
+                    listen.UseHttps(https.CreateHandshakeOptions());
                 }
                 else
                 {
@@ -73,15 +76,30 @@ internal static class ServerHost
                 }
             }
 
-            if (settings.Address is { } address)
+            Listen(kestrel, settings, settings.Port, Configure);
+            if (settings.RedirectHttp is { } redirectPort)
             {
-                kestrel.Listen(address, settings.Port, Configure);
-            }
-            else
-            {
-                kestrel.ListenLocalhost(settings.Port, Configure);
+                // Browsers reach an http:// URL over HTTP/1.1; the answer is a redirect only.
+                Listen(kestrel, settings, redirectPort, static listen => listen.Protocols = HttpProtocols.Http1);
             }
         });
+
+        if (https is not null)
+        {
+            builder.Services.AddHostedService(services => new CertificateReloader(settings, https, services.GetRequiredService<ILogger<CertificateReloader>>()));
+        }
+
+        if (settings.RedirectHttp is not null)
+        {
+            // ASP.NET Core's own middleware: 308 keeps the method and body (RFC 9110 §15.4.9);
+            // the Location has the request's host, the HTTPS port, and its path and query.
+            // With --port 0 the port is found from the address Kestrel bound.
+            builder.Services.AddHttpsRedirection(redirect =>
+            {
+                redirect.RedirectStatusCode = StatusCodes.Status308PermanentRedirect;
+                redirect.HttpsPort = settings.Port == 0 ? null : settings.Port;
+            });
+        }
 
         builder.Services.AddPeregrine(settings.ApplyTo);
         if (settings.AccessLogStream is { } accessLog)
@@ -98,6 +116,12 @@ internal static class ServerHost
         {
             // First, so that every request is logged, health and metrics included.
             app.Use(next => new AccessLogMiddleware(next, writer).Invoke);
+        }
+
+        if (settings.RedirectHttp is not null)
+        {
+            // Every cleartext request is on the redirect port; HTTPS requests pass through.
+            app.UseHttpsRedirection();
         }
 
         app.UsePeregrineHealth(HealthPath);
@@ -123,10 +147,25 @@ internal static class ServerHost
     /// </summary>
     public static bool UsesInlineIo(ServerSettings settings) => !settings.NoInlineIo && settings.Certificate is null;
 
+    private static void Listen(KestrelServerOptions kestrel, ServerSettings settings, int port, Action<ListenOptions> configure)
+    {
+        if (settings.Address is { } address)
+        {
+            kestrel.Listen(address, port, configure);
+        }
+        else
+        {
+            kestrel.ListenLocalhost(port, configure);
+        }
+    }
+
     private static void ConfigureLogging(ILoggingBuilder logging, ServerSettings settings)
     {
-        logging.SetMinimumLevel(settings.Quiet ? LogLevel.Error : LogLevel.Information);
-        logging.AddFilter("Microsoft", settings.Quiet ? LogLevel.Error : LogLevel.Warning);
+        logging.SetMinimumLevel(settings.Quiet ? LogLevel.Error : settings.Verbose ? LogLevel.Debug : LogLevel.Information);
+        logging.AddFilter("Microsoft", settings.Quiet ? LogLevel.Error : settings.Verbose ? LogLevel.Information : LogLevel.Warning);
+
+        // A line per request is the access log's job, and would miss the fast path's requests.
+        logging.AddFilter("Microsoft.AspNetCore.Hosting.Diagnostics", settings.Quiet ? LogLevel.Error : LogLevel.Warning);
 
         // Kestrel warns at start-up that cleartext HTTP/2 needs ALPN; Http2PriorKnowledge
         // provides it, so that warning would mislead.

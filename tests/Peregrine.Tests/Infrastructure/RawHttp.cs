@@ -9,12 +9,13 @@ namespace Peregrine.Tests.Infrastructure;
 /// </summary>
 public static class RawHttp
 {
-    public static async Task<(int Status, string Headers, byte[] Body)> SendAsync(Uri server, string requestTarget, string method = "GET", string extraHeaders = "")
+    /// <summary>Sends one request; <paramref name="host"/> replaces the Host header's value, which is the server's own by default.</summary>
+    public static async Task<(int Status, string Headers, byte[] Body)> SendAsync(Uri server, string requestTarget, string method = "GET", string extraHeaders = "", string? host = null)
     {
         using var client = new TcpClient();
         await client.ConnectAsync(server.Host, server.Port);
         var stream = client.GetStream();
-        var request = $"{method} {requestTarget} HTTP/1.1\r\nHost: {server.Host}:{server.Port}\r\nConnection: close\r\n{extraHeaders}\r\n";
+        var request = $"{method} {requestTarget} HTTP/1.1\r\nHost: {host ?? $"{server.Host}:{server.Port}"}\r\nConnection: close\r\n{extraHeaders}\r\n";
         await stream.WriteAsync(Encoding.Latin1.GetBytes(request));
         using var response = new MemoryStream();
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));

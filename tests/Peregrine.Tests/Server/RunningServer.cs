@@ -32,14 +32,32 @@ public sealed class RunningServer : IAsyncDisposable
         return loaded.Settings!;
     }
 
-    public static async Task<RunningServer> StartAsync(params string[] args)
+    public static Task<RunningServer> StartAsync(params string[] args) => StartAsIsAsync([.. args, "--port", "0", "--quiet"]);
+
+    /// <summary>Starts the server with exactly these arguments and environment: the port is theirs to give.</summary>
+    public static Task<RunningServer> StartAsIsAsync(params string[] args) => StartAsIsAsync(new Dictionary<string, string>(), args);
+
+    public static async Task<RunningServer> StartAsIsAsync(IReadOnlyDictionary<string, string> environment, params string[] args)
     {
-        var settings = Load([.. args, "--port", "0", "--quiet"]);
+        var loaded = SettingsLoader.Load(args, environment);
+        Assert.Empty(loaded.Errors);
+        var settings = loaded.Settings!;
         var app = ServerHost.Build(settings);
         await app.StartAsync();
         await app.Services.GetRequiredService<FileCatalog>().Ready;
         var address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
         return new RunningServer(settings, app, new Uri(address));
+    }
+
+    /// <summary>Every address the server listens on, as Kestrel reports them.</summary>
+    public IReadOnlyList<Uri> Addresses => App.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Select(a => new Uri(a)).ToList();
+
+    /// <summary>A loopback port free a moment ago, for tests of flags that take a fixed port.</summary>
+    public static int FreePort()
+    {
+        using var listener = new System.Net.Sockets.TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
     /// <summary>A client that trusts any certificate: the tests' certificates are self-signed.</summary>

@@ -95,6 +95,8 @@ public sealed class PrecedenceTests : IDisposable
               "host": "localhost",
               "spa": true,
               "listing": true,
+              "index": ["default.htm", "index.html"],
+              "hidden": true,
               "cors": "*",
               "header": ["X-Frame-Options: DENY"],
               "cache": ["*.html=no-cache"],
@@ -110,8 +112,10 @@ public sealed class PrecedenceTests : IDisposable
               "tlsKey": null,
               "tlsPfx": null,
               "tlsPassword": null,
+              "redirectHttp": null,
               "shutdownTimeout": 3,
               "quiet": true,
+              "verbose": false,
             }
             """);
 
@@ -127,6 +131,8 @@ public sealed class PrecedenceTests : IDisposable
         Assert.Equal(Path.Combine(_tree.Root, "cache"), settings.CompressionCache);
         Assert.Equal(TimeSpan.FromSeconds(3), settings.ShutdownTimeout);
         Assert.True(settings.Quiet && settings.Metrics && settings.NoWatch && !settings.NoCompression && settings.NoFastPath && settings.NoInlineIo);
+        Assert.Equal(["default.htm", "index.html"], settings.Index);
+        Assert.True(settings.Hidden && !settings.Verbose);
         var keys = OptionTable.All.Select(o => o.Key).ToHashSet();
         Assert.All(keys, key => Assert.Contains($"\"{key}\"", File.ReadAllText(file)));
     }

@@ -14,6 +14,7 @@ internal sealed partial class ServerProcess : IDisposable
     private readonly Process _process;
     private readonly ConcurrentQueue<string> _output = new();
     private readonly ConcurrentQueue<string> _errors = new();
+    private readonly List<(string Text, TaskCompletionSource<string> Found)> _waiters = [];
     private readonly TaskCompletionSource<Uri> _address = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     private ServerProcess(Process process)
@@ -28,6 +29,7 @@ internal sealed partial class ServerProcess : IDisposable
             }
 
             _output.Enqueue(e.Data);
+            Seen(e.Data);
             if (ServingLine().Match(e.Data) is { Success: true } match)
             {
                 _address.TrySetResult(new Uri(match.Groups[1].Value));
@@ -38,6 +40,7 @@ internal sealed partial class ServerProcess : IDisposable
             if (e.Data is not null)
             {
                 _errors.Enqueue(e.Data);
+                Seen(e.Data);
             }
         };
         process.BeginOutputReadLine();
@@ -83,6 +86,40 @@ internal sealed partial class ServerProcess : IDisposable
         }
 
         return new ServerProcess(Process.Start(start)!);
+    }
+
+    /// <summary>The first line on either stream that contains <paramref name="text"/>, already printed or still to come.</summary>
+    public Task<string> LineAsync(string text, TimeSpan timeout)
+    {
+        var found = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        lock (_waiters)
+        {
+            if (_output.Concat(_errors).FirstOrDefault(line => line.Contains(text, StringComparison.Ordinal)) is { } line)
+            {
+                return Task.FromResult(line);
+            }
+
+            _waiters.Add((text, found));
+        }
+
+        return found.Task.WaitAsync(timeout);
+    }
+
+    private void Seen(string line)
+    {
+        lock (_waiters)
+        {
+            _waiters.RemoveAll(waiter =>
+            {
+                if (!line.Contains(waiter.Text, StringComparison.Ordinal))
+                {
+                    return false;
+                }
+
+                waiter.Found.TrySetResult(line);
+                return true;
+            });
+        }
     }
 
     /// <summary>The URL from the "Peregrine serving ... at URL" line.</summary>
