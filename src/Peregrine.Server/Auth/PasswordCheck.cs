@@ -19,7 +19,11 @@ internal abstract class PasswordCheck
     /// </summary>
     public abstract PasswordCheck Decoy();
 
-    /// <summary>The cost of one check, to pick the decoy: the dearest kind and parameters.</summary>
+    /// <summary>
+    /// The cost of one check, to pick the decoy (the dearest), in rounds of SHA-512 crypt: exact
+    /// between hashes of one kind, an estimate across kinds (one bcrypt iteration measured about
+    /// as dear as 130 SHA-512 crypt rounds).
+    /// </summary>
     public abstract long Cost { get; }
 
     /// <summary>Reads an htpasswd hash: bcrypt (<c>$2y$</c>, <c>$2a$</c>, <c>$2b$</c>) or SHA-512 crypt (<c>$6$</c>); null with a reason otherwise.</summary>
@@ -70,7 +74,7 @@ internal sealed class BcryptCheck : PasswordCheck
         _workFactor = workFactor;
     }
 
-    public override long Cost => 1L << _workFactor;
+    public override long Cost => (1L << _workFactor) * 128;
 
     public static BcryptCheck? TryCreate(string hash)
     {

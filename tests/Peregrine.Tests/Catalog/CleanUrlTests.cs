@@ -123,21 +123,13 @@ public sealed class CleanUrlInterplayTests : IDisposable
 
     public void Dispose() => _tree.Dispose();
 
-    private static async Task<(HttpStatusCode Status, string Body)> NavigateAsync(PeregrineHost host, string path)
-    {
-        using var request = new HttpRequestMessage(HttpMethod.Get, path);
-        request.Headers.Accept.ParseAdd("text/html");
-        using var response = await host.Client.SendAsync(request);
-        return (response.StatusCode, response.Headers.Location?.OriginalString ?? await response.Content.ReadAsStringAsync());
-    }
-
     [Fact]
     public async Task Off_ByDefault()
     {
         await using var host = await PeregrineHost.StartAsync(_tree.Root);
 
-        Assert.Equal(HttpStatusCode.NotFound, (await NavigateAsync(host, "/about")).Status);
-        Assert.Equal((HttpStatusCode.OK, "about us"), await NavigateAsync(host, "/about.html"));
+        Assert.Equal(HttpStatusCode.NotFound, (await host.Client.NavigateAsync("/about")).Status);
+        Assert.Equal((HttpStatusCode.OK, "about us"), await host.Client.NavigateAsync("/about.html"));
     }
 
     [Fact]
@@ -149,9 +141,9 @@ public sealed class CleanUrlInterplayTests : IDisposable
             options.SpaFallback = "index.html";
         });
 
-        Assert.Equal((HttpStatusCode.OK, "about us"), await NavigateAsync(host, "/about"));
-        Assert.Equal((HttpStatusCode.OK, "<div id=app></div>"), await NavigateAsync(host, "/users/42"));
-        Assert.Equal((HttpStatusCode.PermanentRedirect, "/"), await NavigateAsync(host, "/index.html"));
+        Assert.Equal((HttpStatusCode.OK, "about us"), await host.Client.NavigateAsync("/about"));
+        Assert.Equal((HttpStatusCode.OK, "<div id=app></div>"), await host.Client.NavigateAsync("/users/42"));
+        Assert.Equal((HttpStatusCode.PermanentRedirect, "/"), await host.Client.NavigateAsync("/index.html"));
     }
 
     [Fact]
@@ -163,8 +155,8 @@ public sealed class CleanUrlInterplayTests : IDisposable
             options.RequestPath = "/static";
         });
 
-        Assert.Equal((HttpStatusCode.PermanentRedirect, "/static/about"), await NavigateAsync(host, "/static/about.html"));
-        Assert.Equal((HttpStatusCode.OK, "about us"), await NavigateAsync(host, "/static/about"));
+        Assert.Equal((HttpStatusCode.PermanentRedirect, "/static/about"), await host.Client.NavigateAsync("/static/about.html"));
+        Assert.Equal((HttpStatusCode.OK, "about us"), await host.Client.NavigateAsync("/static/about"));
     }
 
     [Fact]
@@ -177,7 +169,7 @@ public sealed class CleanUrlInterplayTests : IDisposable
             options.NotFoundPage = "404.html";
         });
 
-        Assert.Equal((HttpStatusCode.NotFound, "gone"), await NavigateAsync(host, "/missing"));
+        Assert.Equal((HttpStatusCode.NotFound, "gone"), await host.Client.NavigateAsync("/missing"));
     }
 
     [Fact]

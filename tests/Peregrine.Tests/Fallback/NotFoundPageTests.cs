@@ -49,20 +49,13 @@ public sealed class NotFoundPageTests : IAsyncLifetime
         _tree.Dispose();
     }
 
-    private static HttpRequestMessage Navigation(HttpMethod method, string path)
-    {
-        var request = new HttpRequestMessage(method, path);
-        request.Headers.Accept.ParseAdd("text/html,application/xhtml+xml,*/*;q=0.8");
-        return request;
-    }
-
     [Theory]
     [InlineData("/missing")]
     [InlineData("/does-not-exist.html")]
     [InlineData("/deep/down/missing.css")]
     public async Task Navigation_ToMissingPath_GetsThePageWithStatus404(string path)
     {
-        using var request = Navigation(HttpMethod.Get, path);
+        using var request = Navigations.Request(HttpMethod.Get, path);
         using var response = await _host.Client.SendAsync(request);
 
         Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
@@ -112,7 +105,7 @@ public sealed class NotFoundPageTests : IAsyncLifetime
     [Fact]
     public async Task Head_Navigation_GetsTheFieldsWithoutTheBody()
     {
-        using var request = Navigation(HttpMethod.Head, "/missing");
+        using var request = Navigations.Request(HttpMethod.Head, "/missing");
         using var response = await _host.Client.SendAsync(request);
 
         Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
@@ -126,7 +119,7 @@ public sealed class NotFoundPageTests : IAsyncLifetime
     [InlineData("Range", "bytes=0-3")]
     public async Task PreconditionsAndRanges_AreIgnored_TheWhole404IsSent(string name, string value)
     {
-        using var request = Navigation(HttpMethod.Get, "/missing");
+        using var request = Navigations.Request(HttpMethod.Get, "/missing");
         request.Headers.TryAddWithoutValidation(name, value);
         using var response = await _host.Client.SendAsync(request);
 
@@ -137,7 +130,7 @@ public sealed class NotFoundPageTests : IAsyncLifetime
     [Fact]
     public async Task Page_FollowsCompressionNegotiation()
     {
-        using var request = Navigation(HttpMethod.Get, "/missing");
+        using var request = Navigations.Request(HttpMethod.Get, "/missing");
         request.Headers.AcceptEncoding.ParseAdd("br");
         using var response = await _host.Client.SendAsync(request);
 
@@ -151,7 +144,7 @@ public sealed class NotFoundPageTests : IAsyncLifetime
     [Fact]
     public async Task NextMiddleware_ThatWritesIts404_KeepsIt()
     {
-        using var request = Navigation(HttpMethod.Get, "/api/items/7");
+        using var request = Navigations.Request(HttpMethod.Get, "/api/items/7");
         using var response = await _host.Client.SendAsync(request);
 
         Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
@@ -161,7 +154,7 @@ public sealed class NotFoundPageTests : IAsyncLifetime
     [Fact]
     public async Task ExistingFiles_AreServedAsEver()
     {
-        using var request = Navigation(HttpMethod.Get, "/");
+        using var request = Navigations.Request(HttpMethod.Get, "/");
         using var response = await _host.Client.SendAsync(request);
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
@@ -172,7 +165,7 @@ public sealed class NotFoundPageTests : IAsyncLifetime
     public async Task FastPath_HandsTheMissToThePipeline_WhichSendsThePage()
     {
         using var client = new HttpClient(new SocketsHttpHandler { PooledConnectionLifetime = TimeSpan.Zero });
-        using var request = Navigation(HttpMethod.Get, new Uri(_host.Address, "/missing").ToString());
+        using var request = Navigations.Request(HttpMethod.Get, new Uri(_host.Address, "/missing").ToString());
         request.Headers.ConnectionClose = true;
         var before = Volatile.Read(ref _pipelineRequests);
         using var response = await client.SendAsync(request);
@@ -196,14 +189,6 @@ public sealed class NotFoundPageInterplayTests : IDisposable
 
     public void Dispose() => _tree.Dispose();
 
-    private static async Task<(HttpStatusCode Status, string Body)> NavigateAsync(PeregrineHost host, string path)
-    {
-        using var request = new HttpRequestMessage(HttpMethod.Get, path);
-        request.Headers.Accept.ParseAdd("text/html");
-        using var response = await host.Client.SendAsync(request);
-        return (response.StatusCode, await response.Content.ReadAsStringAsync());
-    }
-
     [Fact]
     public async Task WithSpaFallback_RoutesGetTheShell_MissingFilesGetThePage()
     {
@@ -213,8 +198,8 @@ public sealed class NotFoundPageInterplayTests : IDisposable
             options.NotFoundPage = "404.html";
         });
 
-        Assert.Equal((HttpStatusCode.OK, "<div id=app></div>"), await NavigateAsync(host, "/users/42"));
-        Assert.Equal((HttpStatusCode.NotFound, "gone"), await NavigateAsync(host, "/missing.html"));
+        Assert.Equal((HttpStatusCode.OK, "<div id=app></div>"), await host.Client.NavigateAsync("/users/42"));
+        Assert.Equal((HttpStatusCode.NotFound, "gone"), await host.Client.NavigateAsync("/missing.html"));
     }
 
     [Fact]
@@ -226,8 +211,8 @@ public sealed class NotFoundPageInterplayTests : IDisposable
             options.NotFoundPage = "404.html";
         });
 
-        Assert.Equal((HttpStatusCode.NotFound, "gone"), await NavigateAsync(host, "/static/missing"));
-        Assert.Equal((HttpStatusCode.NotFound, ""), await NavigateAsync(host, "/elsewhere"));
+        Assert.Equal((HttpStatusCode.NotFound, "gone"), await host.Client.NavigateAsync("/static/missing"));
+        Assert.Equal((HttpStatusCode.NotFound, ""), await host.Client.NavigateAsync("/elsewhere"));
     }
 
     [Fact]
@@ -235,7 +220,7 @@ public sealed class NotFoundPageInterplayTests : IDisposable
     {
         await using var host = await PeregrineHost.StartAsync(_tree.Root, options => options.NotFoundPage = "errors/404.html");
 
-        Assert.Equal((HttpStatusCode.NotFound, ""), await NavigateAsync(host, "/missing"));
+        Assert.Equal((HttpStatusCode.NotFound, ""), await host.Client.NavigateAsync("/missing"));
     }
 
     [Fact]
@@ -247,7 +232,7 @@ public sealed class NotFoundPageInterplayTests : IDisposable
             options.MaxCachedFileSize = 0;
         });
 
-        Assert.Equal((HttpStatusCode.NotFound, "gone"), await NavigateAsync(host, "/missing"));
+        Assert.Equal((HttpStatusCode.NotFound, "gone"), await host.Client.NavigateAsync("/missing"));
     }
 
     [Theory]

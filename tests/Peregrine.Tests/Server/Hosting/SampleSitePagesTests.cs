@@ -11,8 +11,7 @@ public sealed class SampleSitePagesTests
     private static async Task<HttpResponseMessage> NavigateAsync(RunningServer server, string path)
     {
         using var client = server.CreateClient();
-        using var request = new HttpRequestMessage(HttpMethod.Get, path);
-        request.Headers.Accept.ParseAdd("text/html,application/xhtml+xml,*/*;q=0.8");
+        using var request = Navigations.Request(HttpMethod.Get, path);
         return await client.SendAsync(request);
     }
 
