@@ -4,6 +4,7 @@ using Microsoft.Extensions.Primitives;
 using Peregrine.Catalog;
 using Peregrine.Diagnostics;
 using Peregrine.Conditional;
+using Peregrine.Fallback;
 using Peregrine.Negotiation;
 using Peregrine.Send;
 
@@ -28,6 +29,7 @@ internal sealed partial class PeregrineMiddleware
     private readonly ConfiguredHeaders _headers;
     private readonly string _requestPath;
     private readonly string? _spaFallback;
+    private readonly NotFoundPage? _notFoundPage;
 
     /// <summary>The mount point, escaped for a URI, for redirects and listing links.</summary>
     private readonly string _requestPathUri;
@@ -43,6 +45,7 @@ internal sealed partial class PeregrineMiddleware
         _requestPathUri = options.RequestPath.ToUriComponent();
         _headers = catalog.Headers;
         _spaFallback = options.SpaFallback is { } spa ? "/" + spa : null;
+        _notFoundPage = options.NotFoundPage is { } page ? new NotFoundPage(page, catalog, metrics) : null;
         catalog.Start();
     }
 
@@ -63,12 +66,17 @@ internal sealed partial class PeregrineMiddleware
             return _next(context);
         }
 
-        // :: find (Catalog), or the SPA fallback
+        // :: find (Catalog), or for a navigation (Fallback) the SPA's shell or the 404 page
         if (!snapshot.TryFind(key, out var entry))
         {
-            return _spaFallback is not null && IsNavigation(context.Request, key) && snapshot.TryFind(_spaFallback, out var fallback)
+            if ((_spaFallback is null && _notFoundPage is null) || !Navigation.Is(context.Request))
+            {
+                return _next(context);
+            }
+
+            return _spaFallback is not null && !Navigation.NamesAFile(key) && snapshot.TryFindFile(_spaFallback, out var fallback)
                 ? Serve(context, fallback, cacheControlOverride: s_noCache)
-                : _next(context);
+                : _notFoundPage?.AfterNextAsync(context, _next) ?? _next(context);
         }
 
         return Serve(context, entry);
@@ -153,35 +161,6 @@ internal sealed partial class PeregrineMiddleware
         return true;
     }
 
-    /// <summary>
-    /// A browser navigation to a client-side route: GET or HEAD, accepting HTML, for a path
-    /// whose last segment has no extension. Asset requests (<c>/app.3f9a1c.js</c>) are not, so
-    /// a missing asset is still a 404 rather than an HTML page with a 200.
-    /// </summary>
-    private static bool IsNavigation(HttpRequest request, ReadOnlySpan<char> path)
-    {
-        if (!HttpMethods.IsGet(request.Method) && !HttpMethods.IsHead(request.Method))
-        {
-            return false;
-        }
-
-        var lastSegment = path[(path.LastIndexOf('/') + 1)..];
-        if (lastSegment.Contains('.'))
-        {
-            return false;
-        }
-
-        foreach (var accept in request.Headers.Accept)
-        {
-            if (accept is not null && accept.Contains("text/html", StringComparison.OrdinalIgnoreCase))
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
-
     private async Task InvokeWhenReady(HttpContext context)
     {
         try
@@ -223,16 +202,17 @@ internal sealed partial class PeregrineMiddleware
     private Task RedirectToDirectory(HttpContext context, CatalogEntry entry)
     {
         // RFC 9110 §15.4.2: 301 to the slash-terminated path so that relative links in the
-        // index document resolve; the query string is kept.
+        // index document resolve; or 308 (§15.4.9) from a page's .html name to its clean URL.
+        // The query string is kept.
         var request = context.Request;
         var location = request.PathBase.ToUriComponent()
             + _requestPathUri
             + entry.RedirectPath
             + request.QueryString.ToUriComponent();
-        context.Response.StatusCode = StatusCodes.Status301MovedPermanently;
+        context.Response.StatusCode = entry.RedirectStatus;
         context.Response.Headers.Location = location;
         context.Response.ContentLength = 0;
-        _metrics.Served(StatusCodes.Status301MovedPermanently, 0, fromMemory: true, 0);
+        _metrics.Served(entry.RedirectStatus, 0, fromMemory: true, 0);
         return Task.CompletedTask;
     }
 

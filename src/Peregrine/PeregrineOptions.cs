@@ -124,6 +124,25 @@ public sealed class PeregrineOptions
     public string? SpaFallback { get; set; }
 
     /// <summary>
+    /// A file (path under the root, such as <c>404.html</c>) sent as the body of a 404 for a
+    /// navigation: a GET or HEAD that accepts <c>text/html</c> or says
+    /// <c>Sec-Fetch-Mode: navigate</c>, under the mount point, that matches no file and that the
+    /// next middleware answers with an empty 404. It goes with status 404,
+    /// <c>Cache-Control: no-cache</c>, no validators, and the Content-Encoding negotiated as for
+    /// any file. Other 404s are left as they are. Default: none (the standalone server uses
+    /// <c>404.html</c> when the root has one).
+    /// </summary>
+    public string? NotFoundPage { get; set; }
+
+    /// <summary>
+    /// Clean URLs: <c>/about</c> serves <c>about.html</c> when nothing named <c>about</c>
+    /// exists, and <c>/about.html</c> redirects there with 308 (query kept); a folder's default
+    /// document (<c>/docs/index.html</c>) redirects to the folder (<c>/docs/</c>). Decided when
+    /// the root is indexed. Default: <see langword="false"/>.
+    /// </summary>
+    public bool CleanUrls { get; set; }
+
+    /// <summary>
     /// List the contents of folders that have no default document, as HTML (or JSON for
     /// <c>Accept: application/json</c>). Hidden files are never listed. Default: <see langword="false"/>.
     /// </summary>

@@ -110,6 +110,11 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
             Add(errors, nameof(options.SpaFallback), SpaFallbackProblem(spa));
         }
 
+        if (options.NotFoundPage is { } notFound)
+        {
+            Add(errors, nameof(options.NotFoundPage), RootFileProblem(notFound));
+        }
+
         if (options.Watch is { } watch)
         {
             if (watch.PollingInterval is { } polling && polling < TimeSpan.FromMilliseconds(100))
@@ -196,14 +201,18 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
         return null;
     }
 
+    /// <summary>The problem with <see cref="PeregrineOptions.SpaFallback"/>, or <see langword="null"/>.</summary>
+    internal static string? SpaFallbackProblem(string spa) => RootFileProblem(spa, "index.html");
+
     /// <summary>
-    /// The problem with <see cref="PeregrineOptions.SpaFallback"/>, or <see langword="null"/>:
-    /// a relative path that stays under the root (no empty, <c>.</c> or <c>..</c> segment, no
-    /// backslash), since it is looked up in the catalog as it is.
+    /// The problem with a file named under the root (<see cref="PeregrineOptions.SpaFallback"/>,
+    /// <see cref="PeregrineOptions.NotFoundPage"/>), or <see langword="null"/>: a relative path
+    /// that stays under the root (no empty, <c>.</c> or <c>..</c> segment, no backslash), since
+    /// it is looked up in the catalog as it is.
     /// </summary>
-    internal static string? SpaFallbackProblem(string spa)
-        => spa.Length == 0 || spa.StartsWith('/') || spa.Contains('\\') || spa.Split('/').Any(s => s is "" or "." or "..")
-            ? $"'{spa}' must be a file under the root, such as 'index.html'."
+    internal static string? RootFileProblem(string file, string example = "404.html")
+        => file.Length == 0 || file.StartsWith('/') || file.Contains('\\') || file.Split('/').Any(s => s is "" or "." or "..")
+            ? $"'{file}' must be a file under the root, such as '{example}'."
             : null;
 
     /// <summary>A default document is a file name in the folder asked for, not a path.</summary>

@@ -24,6 +24,13 @@ internal static class OptionTable
         "Single-page app: answer navigations that match no file with FILE (default index.html).",
         ValueParsers.SpaFile, static (s, file) => s.Spa = file);
 
+    public static readonly OptionSpec NotFound = Value<string>("404", "FILE",
+        "The page sent with a 404 for a navigation that matches no file (default 404.html, when the root has one).",
+        ValueParsers.RootFile, static (s, file) => s.NotFoundPage = file);
+
+    public static readonly OptionSpec CleanUrls = Switch("cleanUrls", static (s, on) => s.CleanUrls = on,
+        "Serve about.html at /about, and redirect /about.html there (308).");
+
     public static readonly OptionSpec Listing = Switch("listing", static (s, on) => s.Listing = on,
         "List folders that have no index file (HTML, or JSON for Accept: application/json).");
 
@@ -81,6 +88,16 @@ internal static class OptionTable
         "Also listen for plain HTTP on PORT and answer it with 308 to the same URL over HTTPS; needs TLS.",
         ValueParsers.Port, static (s, port) => s.RedirectHttp = port);
 
+    public static readonly OptionSpec BasicAuth = Items<(string User, string Password)>("basicAuth", Arity.Repeated, "USER:PASSWORD",
+        "Require this user and password (HTTP Basic authentication); repeat for more users.",
+        ValueParsers.Credentials, static (s, users) => s.BasicAuth = users, "one per line");
+
+    public static readonly OptionSpec BasicAuthFile = PathValue("basicAuthFile", "FILE", static (s, file) => s.BasicAuthFile = file,
+        "Require a user and password from FILE, htpasswd's user:hash lines (bcrypt $2y$ or SHA-512 crypt $6$).");
+
+    public static readonly OptionSpec AllowInsecureAuth = Switch("allowInsecureAuth", static (s, on) => s.AllowInsecureAuth = on,
+        "Allow Basic authentication without TLS (when a proxy in front terminates it).");
+
     public static readonly OptionSpec ShutdownTimeout = Value<TimeSpan>("shutdownTimeout", "SECONDS",
         "On SIGTERM or Ctrl+C, let responses in flight finish for this long (default 10).",
         ValueParsers.Seconds, static (s, timeout) => s.ShutdownTimeout = timeout);
@@ -90,9 +107,9 @@ internal static class OptionTable
 
     public static readonly IReadOnlyList<OptionSpec> All =
     [
-        Root, Port, Host, Spa, Listing, Index, Hidden, Cors, Header, Cache, AccessLog, Metrics, NoWatch, NoCompression,
+        Root, Port, Host, Spa, NotFound, CleanUrls, Listing, Index, Hidden, Cors, Header, Cache, AccessLog, Metrics, NoWatch, NoCompression,
         NoFastPath, NoInlineIo, CompressionCache, MemoryBudget, TlsCert, TlsKey, TlsPfx, TlsPassword, RedirectHttp,
-        ShutdownTimeout, Quiet, Verbose,
+        BasicAuth, BasicAuthFile, AllowInsecureAuth, ShutdownTimeout, Quiet, Verbose,
     ];
 
     /// <summary>The config file: a command-line flag and an environment variable, not a key in the file.</summary>

@@ -12,6 +12,8 @@ internal sealed class ServerSettings : IDisposable
 {
     public const string DefaultSpaFile = "index.html";
 
+    public const string DefaultNotFoundPage = "404.html";
+
     public static readonly TimeSpan DefaultShutdownTimeout = TimeSpan.FromSeconds(10);
 
     public string Root { get; set; } = ".";
@@ -28,6 +30,11 @@ internal sealed class ServerSettings : IDisposable
     public bool Verbose { get; set; }
 
     public string? Spa { get; set; }
+
+    /// <summary>The 404 page under the root; used when the root has it.</summary>
+    public string NotFoundPage { get; set; } = DefaultNotFoundPage;
+
+    public bool CleanUrls { get; set; }
 
     public bool Listing { get; set; }
 
@@ -73,6 +80,16 @@ internal sealed class ServerSettings : IDisposable
 
     public TimeSpan ShutdownTimeout { get; set; } = DefaultShutdownTimeout;
 
+    /// <summary>Users and passwords given as <c>--basic-auth USER:PASSWORD</c>.</summary>
+    public List<(string User, string Password)> BasicAuth { get; set; } = [];
+
+    public string? BasicAuthFile { get; set; }
+
+    public bool AllowInsecureAuth { get; set; }
+
+    /// <summary>The users of <see cref="BasicAuth"/> and <see cref="BasicAuthFile"/>, loaded; null when the site is open.</summary>
+    public Auth.BasicAuthenticator? Authenticator { get; set; }
+
     /// <summary>The server certificate as loaded at start-up; null serves cleartext.</summary>
     public LoadedCertificate? Certificate { get; set; }
 
@@ -93,6 +110,8 @@ internal sealed class ServerSettings : IDisposable
     {
         options.Root = Root;
         options.SpaFallback = Spa;
+        options.NotFoundPage = NotFoundPage;
+        options.CleanUrls = CleanUrls;
         options.DirectoryListing = Listing;
         if (Index is not null)
         {

@@ -1,4 +1,5 @@
 using Peregrine.Server.AccessLog;
+using Peregrine.Server.Auth;
 using Peregrine.Server.Tls;
 
 // Configuration: before the flow starts. The standalone server reads its settings from the
@@ -73,6 +74,8 @@ internal static class SettingsLoader
                 errors.Add($"{settings.Describe(OptionTable.RedirectHttp)}: {redirect} is the HTTPS port ({settings.Describe(OptionTable.Port)}); give another.");
             }
         }
+
+        settings.Authenticator = BasicAuthSetup.Load(settings, errors);
 
         // Created last, and only when all else is well: a start-up that fails anyway should not
         // leave a cache folder or a log file behind.

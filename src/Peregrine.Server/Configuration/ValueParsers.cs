@@ -166,6 +166,37 @@ internal static class ValueParsers
         return Check(value, PeregrineOptionsValidator.DefaultDocumentProblem(name), errors);
     }
 
+    /// <summary>A file under the root, by the library's rule for NotFoundPage.</summary>
+    public static bool RootFile(SettingValue value, List<string> errors, out string file)
+    {
+        file = value.Single;
+        return Check(value, PeregrineOptionsValidator.RootFileProblem(file), errors);
+    }
+
+    /// <summary>
+    /// <c>USER:PASSWORD</c>, split at the first colon (RFC 7617 §2: a user-id has none), once per
+    /// user. Messages quote the user only, never the password.
+    /// </summary>
+    public static bool Credentials(SettingValue value, string text, IReadOnlyList<(string User, string Password)> earlier, List<string> errors, out (string User, string Password) credentials)
+    {
+        var colon = text.IndexOf(':');
+        credentials = colon < 0 ? default : (text[..colon], text[(colon + 1)..]);
+        if (colon <= 0 || credentials.Password.Length == 0 || credentials.User.Any(char.IsControl))
+        {
+            errors.Add($"{value.Describe()}: '{(colon < 0 ? text : credentials.User)}' is not 'USER:PASSWORD' with a user and a password.");
+            return false;
+        }
+
+        var user = credentials.User;
+        if (earlier.Any(c => c.User == user))
+        {
+            errors.Add($"{value.Describe()}: the user '{user}' is given twice.");
+            return false;
+        }
+
+        return true;
+    }
+
     /// <summary><c>*</c> or an origin, by the library's rule for CorsOrigins.</summary>
     public static bool Origin(SettingValue value, string origin, IReadOnlyList<string> earlier, List<string> errors, out string result)
     {

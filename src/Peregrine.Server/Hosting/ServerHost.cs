@@ -2,6 +2,7 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging.Console;
 using Peregrine;
 using Peregrine.Server.AccessLog;
+using Peregrine.Server.Auth;
 using Peregrine.Server.Configuration;
 using Peregrine.Server.Tls;
 
@@ -68,9 +69,10 @@ internal static class ServerHost
                 }
 
                 // Plain HTTP/1.1 GETs for files in memory are answered below Kestrel's HTTP
-                // layer, over TLS after the handshake. The access log must see every request, so
-                // it turns this off; the health and metrics paths always take the pipeline.
-                if (!settings.NoFastPath && settings.AccessLog is null)
+                // layer, over TLS after the handshake. The access log must see every request, and
+                // Basic authentication must check every request, so each turns this off; the
+                // health and metrics paths always take the pipeline.
+                if (!settings.NoFastPath && settings.AccessLog is null && settings.Authenticator is null)
                 {
                     listen.UsePeregrineFastPath(HealthPath, MetricsPath);
                 }
@@ -125,6 +127,11 @@ internal static class ServerHost
         }
 
         app.UsePeregrineHealth(HealthPath);
+        if (settings.Authenticator is { } authenticator)
+        {
+            app.Use(next => new BasicAuthMiddleware(next, authenticator).Invoke);
+        }
+
         if (settings.Metrics)
         {
             app.UsePeregrineMetrics(MetricsPath);

@@ -8,8 +8,9 @@ namespace Peregrine.Catalog;
 /// walk the tree, refusing hidden names and links that leave the root), build entries
 /// (<see cref="EntryBuilder"/>: content type, content-hash ETag, cached bytes, header values),
 /// add the folders (<see cref="DirectoryEntries"/>: index documents, listings, redirects),
-/// then freeze the index. Only files found here can ever be served, so no request path is
-/// ever handed to the file system.
+/// add clean URLs when they are on (<see cref="CleanUrlEntries"/>), then freeze the index.
+/// Only files found here can ever be served, so no request path is ever handed to the file
+/// system.
 /// </summary>
 internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger)
 {
@@ -47,6 +48,10 @@ internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budg
 
         var fileCount = entries.Count;
         DirectoryEntries.Add(entries, directories, options);
+        if (options.CleanUrls)
+        {
+            CleanUrlEntries.Add(entries, options);
+        }
 
         var snapshot = new CatalogSnapshot(entries, fileCount, cachedBytes, root, identity);
         PeregrineLog.Indexed(logger, fileCount, totalBytes, cachedBytes, root, stopwatch.ElapsedMilliseconds);

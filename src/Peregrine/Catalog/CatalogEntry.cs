@@ -73,6 +73,18 @@ internal sealed class CatalogEntry
 
     public bool IsRedirect => RedirectPath is not null;
 
+    /// <summary>
+    /// The redirect's status: 301 for a folder without its slash (RFC 9110 §15.4.2), 308 for a
+    /// page's <c>.html</c> name under clean URLs (§15.4.9: permanent, and the method is kept).
+    /// </summary>
+    public int RedirectStatus { get; private init; }
+
+    /// <summary>
+    /// For a clean-URL redirect (<c>/about.html</c> to <c>/about</c>): the file entry it stands
+    /// in for, which the index holds under the clean path. Null otherwise.
+    /// </summary>
+    public CatalogEntry? Canonical { get; private init; }
+
     /// <summary>True for a file; false for a redirect or a listing, which have no representation.</summary>
     public bool IsFile => RedirectPath is null && Listing is null;
 
@@ -132,6 +144,12 @@ internal sealed class CatalogEntry
 
     public static CatalogEntry ForDirectoryRedirect(string relativePath, string redirectPath)
     {
-        return new CatalogEntry(relativePath) { RedirectPath = redirectPath };
+        return new CatalogEntry(relativePath) { RedirectPath = redirectPath, RedirectStatus = 301 };
+    }
+
+    /// <summary>The redirect from a page's own path to its clean URL, standing in for <paramref name="file"/>.</summary>
+    public static CatalogEntry ForCleanUrlRedirect(CatalogEntry file, string redirectPath)
+    {
+        return new CatalogEntry(file.RelativePath) { RedirectPath = redirectPath, RedirectStatus = 308, Canonical = file };
     }
 }

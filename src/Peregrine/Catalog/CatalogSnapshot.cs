@@ -37,17 +37,36 @@ internal sealed class CatalogSnapshot
     /// <summary>Every entry; an entry reached by two paths (a folder and its default document) comes twice.</summary>
     public IEnumerable<CatalogEntry> Entries => _index.Pairs.Select(pair => pair.Value);
 
-    /// <summary>Every file entry once: a default document comes under its own path only, not its folder's.</summary>
+    /// <summary>
+    /// Every file entry once: a default document comes under its own path only, not its folder's;
+    /// a page with a clean URL comes through the redirect under its own path.
+    /// </summary>
     public IEnumerable<CatalogEntry> Files => _index.Pairs
-        .Where(pair => pair.Value.IsFile && string.Equals(pair.Key, pair.Value.RelativePath, StringComparison.Ordinal))
-        .Select(pair => pair.Value);
+        .Where(pair => string.Equals(pair.Key, pair.Value.RelativePath, StringComparison.Ordinal))
+        .Select(pair => pair.Value.Canonical ?? pair.Value)
+        .Where(entry => entry.IsFile);
 
     /// <summary>
     /// True when <paramref name="entry"/> itself is in this snapshot, not merely an entry for
     /// its path: a file that changed has a new entry, and the old one is dropped.
     /// </summary>
     public bool Holds(CatalogEntry entry)
-        => TryFind(entry.RelativePath, out var found) && ReferenceEquals(found, entry);
+        => TryFindFile(entry.RelativePath, out var found) && ReferenceEquals(found, entry);
+
+    /// <summary>
+    /// The file indexed at <paramref name="relativePath"/>, its own path under the root: the file
+    /// itself where a clean-URL redirect takes its place in the index.
+    /// </summary>
+    public bool TryFindFile(ReadOnlySpan<char> relativePath, [MaybeNullWhen(false)] out CatalogEntry entry)
+    {
+        if (!_index.TryFind(relativePath, out entry))
+        {
+            return false;
+        }
+
+        entry = entry.Canonical ?? entry;
+        return true;
+    }
 
     /// <summary>Looks a path up without allocating: the span is hashed and compared in place.</summary>
     public bool TryFind(ReadOnlySpan<char> path, [MaybeNullWhen(false)] out CatalogEntry entry)

@@ -78,7 +78,7 @@ internal static class DirectoryEntries
     }
 
     /// <summary>The path percent-encoded segment by segment, for a Location or a link.</summary>
-    private static string EncodePath(string relative)
+    internal static string EncodePath(string relative)
     {
         if (relative.Length == 0)
         {

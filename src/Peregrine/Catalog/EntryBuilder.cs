@@ -43,7 +43,7 @@ internal sealed class EntryBuilder
         {
             var file = files[i];
             if (previous is not null
-                && previous.TryFind(file.Relative, out var old)
+                && previous.TryFindFile(file.Relative, out var old)
                 && old.IsFile
                 && old.IsAt(file.Physical)
                 && old.Identity.Length == file.Length

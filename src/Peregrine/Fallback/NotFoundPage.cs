@@ -1,0 +1,94 @@
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Primitives;
+using Peregrine.Catalog;
+using Peregrine.Diagnostics;
+using Peregrine.Negotiation;
+using Peregrine.Send;
+
+namespace Peregrine.Fallback;
+
+/// <summary>
+/// The 404 page (<see cref="PeregrineOptions.NotFoundPage"/>): for a navigation that matched
+/// no file, the next middleware answers first, and only an empty 404 (nothing written yet) gets
+/// the page as its body. An application's own routes after <c>UsePeregrine()</c>, and any 404
+/// that already has a body, are left alone.
+/// </summary>
+/// <remarks>
+/// What goes with it follows nginx's <c>error_page</c> and Caddy's <c>handle_errors</c>: the
+/// status stays 404, and the page's validators are not sent (no ETag, no Last-Modified) and
+/// request preconditions and ranges are ignored, so that no cache can turn the page into a 304
+/// or a 206, or keep it as if it were the missing resource's content. <c>Cache-Control:
+/// no-cache</c>, so that a page published later at this address is seen at once. Configured
+/// headers (a Content-Security-Policy, say) and CORS apply as to any file; the Content-Encoding
+/// is negotiated as for any file.
+/// </remarks>
+internal sealed class NotFoundPage
+{
+    private static readonly StringValues s_noCache = "no-cache";
+
+    // A page too large for memory is read whole per request, up to this, and sent; beyond it
+    // the 404 stays empty. A 404 page is a few kilobytes.
+    private const int DiskReadLimit = 1024 * 1024;
+
+    private readonly string _path;
+    private readonly FileCatalog _catalog;
+    private readonly ConfiguredHeaders _headers;
+    private readonly PeregrineMetrics _metrics;
+
+    public NotFoundPage(string file, FileCatalog catalog, PeregrineMetrics metrics)
+    {
+        _path = "/" + file;
+        _catalog = catalog;
+        _headers = catalog.Headers;
+        _metrics = metrics;
+    }
+
+    public async Task AfterNextAsync(HttpContext context, RequestDelegate next)
+    {
+        await next(context);
+        var response = context.Response;
+        if (response.StatusCode != StatusCodes.Status404NotFound || response.HasStarted
+            || _catalog.Current is not { } snapshot || !snapshot.TryFindFile(_path, out var page) || !page.IsFile)
+        {
+            return;
+        }
+
+        var request = context.Request;
+        var representation = RepresentationSelector.Select(page, request.Headers.AcceptEncoding);
+        var content = representation.Content;
+        if (content is null)
+        {
+            // Not in memory: the identity bytes as the file is now.
+            representation = page.Identity;
+            content = FreshVersion.TryRead(page.PhysicalPath, DiskReadLimit, out _)?.Content;
+            if (content is null)
+            {
+                return;
+            }
+        }
+
+        var headers = response.Headers;
+        headers.ContentType = page.ContentType;
+        headers.ContentEncoding = representation.ContentEncoding;
+        headers.Vary = _headers.VaryFor(page);
+        headers.CacheControl = s_noCache;
+        foreach (var (name, value) in _headers.Extra)
+        {
+            headers[name] = value;
+        }
+
+        if (_headers.Cors.VariesByOrigin)
+        {
+            _headers.Cors.AddResponseHeaders(request, headers);
+        }
+
+        response.ContentLength = content.Length;
+        var isHead = HttpMethods.IsHead(request.Method);
+        _metrics.Served(StatusCodes.Status404NotFound, isHead ? 0 : content.Length, fromMemory: representation.Content is not null,
+            ReferenceEquals(representation, page.Identity) ? 0 : page.Identity.Length - representation.Length);
+        if (!isHead)
+        {
+            await BodySender.WriteAsync(response, content);
+        }
+    }
+}
