@@ -28,6 +28,7 @@ internal sealed partial class PeregrineMiddleware
     private readonly ConfiguredHeaders _headers;
     private readonly string _requestPath;
     private readonly string? _spaFallback;
+    private readonly Action<PeregrineResponseContext>? _onPrepareResponse;
 
     /// <summary>The mount point, escaped for a URI, for redirects and listing links.</summary>
     private readonly string _requestPathUri;
@@ -43,6 +44,7 @@ internal sealed partial class PeregrineMiddleware
         _requestPathUri = options.RequestPath.ToUriComponent();
         _headers = catalog.Headers;
         _spaFallback = options.SpaFallback is { } spa ? "/" + spa : null;
+        _onPrepareResponse = options.OnPrepareResponse;
         catalog.Start();
     }
 
@@ -58,6 +60,7 @@ internal sealed partial class PeregrineMiddleware
         // Kestrel has already percent-decoded the path (all but %2F) and removed dot segments.
         // The catalog holds only files found under the root, so whatever the path says, the
         // answer is an indexed file or the next middleware: no request path reaches the disk.
+        var started = _metrics.RequestStarted();
         if (!TryGetKey(context.Request.Path.Value, out var key))
         {
             return _next(context);
@@ -67,11 +70,11 @@ internal sealed partial class PeregrineMiddleware
         if (!snapshot.TryFind(key, out var entry))
         {
             return _spaFallback is not null && IsNavigation(context.Request, key) && snapshot.TryFind(_spaFallback, out var fallback)
-                ? Serve(context, fallback, cacheControlOverride: s_noCache)
+                ? _metrics.Timed(Serve(context, fallback, cacheControlOverride: s_noCache), context, started)
                 : _next(context);
         }
 
-        return Serve(context, entry);
+        return _metrics.Timed(Serve(context, entry), context, started);
     }
 
     // cacheControlOverride: Cache-Control for this request instead of the entry's (an SPA fallback's).
@@ -108,6 +111,8 @@ internal sealed partial class PeregrineMiddleware
         {
             _headers.Cors.AddResponseHeaders(request, headers);
         }
+
+        _onPrepareResponse?.Invoke(new PeregrineResponseContext(context, entry));
 
         // :: preconditions (Conditional)
         // Preconditions compare against the representation that would be sent (§13.1).

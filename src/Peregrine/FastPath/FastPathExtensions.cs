@@ -16,7 +16,10 @@ public static class PeregrineFastPathExtensions
     /// connection, skipping Kestrel's HTTP layer and the middleware pipeline, with the same
     /// responses the middleware gives. Any other request, and the rest of its connection, goes
     /// to Kestrel and the pipeline as usual. Use it only where <c>UsePeregrine()</c> is the first
-    /// middleware to answer file paths (as in the standalone server). On an HTTPS endpoint call
+    /// middleware to answer file paths (as in the standalone server). It serves the unnamed
+    /// instance only, when <c>UsePeregrine()</c> mounts it at the site root and it has no
+    /// <c>OnPrepareResponse</c>; paths under other instances' mounts and <c>MapPeregrine</c>
+    /// patterns are always handed on (see the README, "The fast path"). On an HTTPS endpoint call
     /// it after <c>UseHttps</c>: connections that negotiate HTTP/1.1 are served the same way, and
     /// every TLS connection's output, HTTP/2 included, is written to the TLS stream in 32 KiB
     /// pieces rather than Kestrel's 4 KiB ones. Cleartext HTTP/2 is passed through untouched.
@@ -47,6 +50,7 @@ public static class PeregrineFastPathExtensions
             services.GetRequiredService<PeregrineMetrics>(),
             reservedPaths,
             kestrel.Limits,
-            kestrel.AddServerHeader);
+            kestrel.AddServerHeader,
+            FastPathScope.Of(services.GetService<Instances.PeregrineInstances>(), catalog.Options));
     }
 }
