@@ -31,18 +31,32 @@ public static class PeregrineFastPathExtensions
     {
         ArgumentNullException.ThrowIfNull(listen);
         Http1FastPath? fastPath = null;
+        var made = false;
         listen.Use(next => connection =>
         {
-            fastPath ??= Create(listen.ApplicationServices, reservedPaths);
-            return fastPath.OnConnectionAsync(connection, next);
+            if (!Volatile.Read(ref made))
+            {
+                // Made on the first connection, once the pipeline (and so every mount) is built.
+                fastPath = Create(listen.ApplicationServices, reservedPaths);
+                Volatile.Write(ref made, true);
+            }
+
+            return fastPath is null ? next(connection) : fastPath.OnConnectionAsync(connection, next);
         });
         return listen;
     }
 
-    private static Http1FastPath Create(IServiceProvider services, string[] reservedPaths)
+    /// <summary>The fast path of the unnamed instance; null when the application has named instances only, whose requests all go to the pipeline.</summary>
+    private static Http1FastPath? Create(IServiceProvider services, string[] reservedPaths)
     {
-        var catalog = services.GetService<FileCatalog>()
+        var instances = services.GetService<Instances.PeregrineInstances>()
             ?? throw new InvalidOperationException("Call services.AddPeregrine(...) before using the Peregrine fast path.");
+        if (!instances.Has(""))
+        {
+            return null;
+        }
+
+        var catalog = services.GetRequiredService<FileCatalog>();
         var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
         catalog.Start();
         return new Http1FastPath(
@@ -51,6 +65,6 @@ public static class PeregrineFastPathExtensions
             reservedPaths,
             kestrel.Limits,
             kestrel.AddServerHeader,
-            FastPathScope.Of(services.GetService<Instances.PeregrineInstances>(), catalog.Options));
+            FastPathScope.Of(instances, catalog.Options));
     }
 }

@@ -12,6 +12,28 @@ internal static class OptionsBinding
 {
     public static void Bind(IConfiguration configuration, PeregrineOptions options)
     {
+        // The binder adds a list's items to the list already there; a list given in
+        // configuration replaces the default instead (Encodings ["gzip"] means gzip only).
+        if (Given(configuration, nameof(options.DefaultDocuments)))
+        {
+            options.DefaultDocuments = [];
+        }
+
+        if (Given(configuration, nameof(options.CorsOrigins)))
+        {
+            options.CorsOrigins = [];
+        }
+
+        if (Given(configuration, nameof(options.CacheRules)))
+        {
+            options.CacheRules = [];
+        }
+
+        if (Given(configuration, "Compression:Encodings"))
+        {
+            options.Compression.Encodings = [];
+        }
+
         configuration.Bind(options);
 
         // The generator sees PathString as an object with a Value property, so it would bind
@@ -27,4 +49,6 @@ internal static class OptionsBinding
             options.RequestPath = new PathString(requestPath);
         }
     }
+
+    private static bool Given(IConfiguration configuration, string key) => configuration.GetSection(key).GetChildren().Any();
 }

@@ -67,7 +67,7 @@ internal sealed class PeregrineInstances
     /// </summary>
     public static (FileCatalog Catalog, Compressor Compressor) Resolve(IServiceProvider services, string name, string caller)
     {
-        if (services.GetService<PeregrineInstances>() is not { } registry || !registry._names.Contains(name))
+        if (services.GetService<PeregrineInstances>() is not { } registry || !registry.Has(name))
         {
             throw new InvalidOperationException(name.Length == 0
                 ? $"Call services.AddPeregrine(...) before {caller}."
@@ -78,6 +78,9 @@ internal sealed class PeregrineInstances
             ? (services.GetRequiredService<FileCatalog>(), services.GetRequiredService<Compressor>())
             : (services.GetRequiredKeyedService<FileCatalog>(name), services.GetRequiredKeyedService<Compressor>(name));
     }
+
+    /// <summary>Whether an instance of this name was added; empty for the unnamed one.</summary>
+    public bool Has(string name) => _names.Contains(name);
 
     /// <summary>Notes where an instance answers: under a middleware's <c>RequestPath</c>, or an endpoint's literal prefix.</summary>
     public void AddMount(Mount mount)
