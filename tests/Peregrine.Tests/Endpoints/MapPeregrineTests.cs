@@ -40,6 +40,20 @@ public sealed class MapPeregrineTests : IDisposable
         app.UseAuthorization();
     }
 
+    /// <summary>The unnamed instance mapped at /files/{**path} with RequireAuthorization, and nothing else.</summary>
+    private Task<AppHost> StartWithAuthorizedFilesAsync(bool fastPath) => AppHost.StartAsync(
+        b =>
+        {
+            AddAuth(b);
+            b.Services.AddPeregrine(o => { o.Root = _tree.Root; o.Watch.Enabled = false; });
+        },
+        app => AppHost.Routed(app, a =>
+        {
+            UseAuth(a);
+            a.MapPeregrine("/files/{**path}").RequireAuthorization();
+        }),
+        fastPath);
+
     [Fact]
     public async Task MapPeregrine_ServesFilesUnderThePattern()
     {
@@ -84,17 +98,7 @@ public sealed class MapPeregrineTests : IDisposable
     [Fact]
     public async Task RequireAuthorization_WithoutAUser_Is401_AndWithOne_ServesTheFile()
     {
-        await using var host = await AppHost.StartAsync(
-            b =>
-            {
-                AddAuth(b);
-                b.Services.AddPeregrine(o => { o.Root = _tree.Root; o.Watch.Enabled = false; });
-            },
-            app => AppHost.Routed(app, a =>
-            {
-                UseAuth(a);
-                a.MapPeregrine("/files/{**path}").RequireAuthorization();
-            }));
+        await using var host = await StartWithAuthorizedFilesAsync(fastPath: false);
 
         using var anonymous = await host.Client.GetAsync("/files/a.txt");
         using var request = new HttpRequestMessage(HttpMethod.Get, "/files/a.txt");
@@ -109,18 +113,7 @@ public sealed class MapPeregrineTests : IDisposable
     [Fact]
     public async Task FastPath_WithTheInstanceMappedAsAnEndpoint_DoesNotBypassAuthorization()
     {
-        await using var host = await AppHost.StartAsync(
-            b =>
-            {
-                AddAuth(b);
-                b.Services.AddPeregrine(o => { o.Root = _tree.Root; o.Watch.Enabled = false; });
-            },
-            app => AppHost.Routed(app, a =>
-            {
-                UseAuth(a);
-                a.MapPeregrine("/files/{**path}").RequireAuthorization();
-            }),
-            fastPath: true);
+        await using var host = await StartWithAuthorizedFilesAsync(fastPath: true);
         await host.Services.GetRequiredService<FileCatalog>().Ready;
 
         using var mapped = await host.GetOnNewConnectionAsync("/files/a.txt");
