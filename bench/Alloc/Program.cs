@@ -6,6 +6,7 @@
 // (and the client) themselves.
 //
 //   dotnet run -c Release --project bench/Alloc [-- REQUESTS]
+//   dotnet run -c Release --project bench/Alloc -- REQUESTS metrics   (with /metrics listening)
 //   dotnet run -c Release --project bench/Alloc -- tls [REQUESTS] [STREAMS]   (TlsAlloc.cs)
 using System.Net;
 using System.Runtime.CompilerServices;
@@ -29,6 +30,10 @@ if (args.Length > 0 && args[0] == "tls")
 }
 
 var requests = args.Length > 0 ? int.Parse(args[0]) : 200_000;
+
+// "metrics": Peregrine's servers also serve /metrics, as the server's --metrics does, so that a
+// listener records every instrument (the request duration histogram among them) on each request.
+var withMetrics = args.Contains("metrics");
 var root = Directory.CreateTempSubdirectory("peregrine-alloc").FullName;
 var content = new byte[3348];
 new Random(1).NextBytes(content);
@@ -57,7 +62,7 @@ foreach (var (scenario, p, f, c) in results)
     Console.WriteLine($"| {scenario} | {p:F1} | {f:F1} | {c:F1} | {p - c:F1} |");
 }
 
-Console.WriteLine($"\n{requests:N0} requests per cell over one keep-alive connection; .NET {Environment.Version}; {Environment.ProcessorCount} cores.");
+Console.WriteLine($"\n{requests:N0} requests per cell over one keep-alive connection; .NET {Environment.Version}; {Environment.ProcessorCount} cores{(withMetrics ? "; Peregrine's servers with /metrics listening" : "")}.");
 Directory.Delete(root, recursive: true);
 
 byte[] Request(string method, string headers)
@@ -159,6 +164,11 @@ async Task<Server> StartAsync(bool useCeiling, bool fastPath = false)
     }
     else
     {
+        if (withMetrics)
+        {
+            app.UsePeregrineMetrics("/metrics");
+        }
+
         app.UsePeregrine();
     }
 

@@ -1,9 +1,11 @@
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
-using Peregrine.Catalog;
+using Peregrine.Instances;
 
 namespace Peregrine;
 
@@ -16,15 +18,43 @@ public static class PeregrineExtensions
     /// </summary>
     public static IServiceCollection AddPeregrine(this IServiceCollection services, Action<PeregrineOptions> configure)
     {
-        ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(configure);
-        services.AddOptions<PeregrineOptions>().Configure(configure).ValidateOnStart();
-        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<PeregrineOptions>, PeregrineOptionsValidator>());
-        services.TryAddSingleton<FileCatalog>();
+        Register(services, Options.DefaultName).Configure(configure);
+        return services;
+    }
 
-        // Compression follows the catalog's published snapshots; the catalog knows nothing of it.
-        services.TryAddSingleton(static sp => Compression.Compressor.Follow(sp.GetRequiredService<FileCatalog>(), sp.GetRequiredService<ILoggerFactory>()));
-        PeregrineDiagnosticsExtensions.AddPeregrineDiagnostics(services);
+    /// <summary>
+    /// Adds a named Peregrine instance, with its own options, catalog, watcher and compression,
+    /// served by <c>app.UsePeregrine(name)</c> or <c>endpoints.MapPeregrine(pattern, name)</c>.
+    /// An application may add several, to serve several folders under different paths.
+    /// </summary>
+    public static IServiceCollection AddPeregrine(this IServiceCollection services, string name, Action<PeregrineOptions> configure)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        ArgumentNullException.ThrowIfNull(configure);
+        Register(services, name).Configure(configure);
+        return services;
+    }
+
+    /// <summary>
+    /// Adds Peregrine's services with options bound from <paramref name="configuration"/> (a
+    /// section such as <c>builder.Configuration.GetSection("Peregrine")</c>): <c>Root</c>,
+    /// <c>RequestPath</c>, <c>CacheControl</c>, <c>Headers</c>, <c>Compression:Enabled</c> and so on,
+    /// as the options are named. Validated as <see cref="AddPeregrine(IServiceCollection, Action{PeregrineOptions})"/> is.
+    /// </summary>
+    public static IServiceCollection AddPeregrine(this IServiceCollection services, IConfiguration configuration)
+    {
+        ArgumentNullException.ThrowIfNull(configuration);
+        Register(services, Options.DefaultName).Configure(options => OptionsBinding.Bind(configuration, options));
+        return services;
+    }
+
+    /// <summary>A named instance (see <see cref="AddPeregrine(IServiceCollection, string, Action{PeregrineOptions})"/>) with options bound from <paramref name="configuration"/>.</summary>
+    public static IServiceCollection AddPeregrine(this IServiceCollection services, string name, IConfiguration configuration)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        ArgumentNullException.ThrowIfNull(configuration);
+        Register(services, name).Configure(options => OptionsBinding.Bind(configuration, options));
         return services;
     }
 
@@ -33,19 +63,47 @@ public static class PeregrineExtensions
     /// go on to the next middleware. Indexing starts here, in the background; requests that
     /// arrive before the first index is complete wait for it.
     /// </summary>
-    public static IApplicationBuilder UsePeregrine(this IApplicationBuilder app)
+    public static IApplicationBuilder UsePeregrine(this IApplicationBuilder app) => UseInstance(app, Options.DefaultName);
+
+    /// <summary>Serves the files of the named instance added with <c>AddPeregrine(name, ...)</c>, as <see cref="UsePeregrine(IApplicationBuilder)"/> does.</summary>
+    public static IApplicationBuilder UsePeregrine(this IApplicationBuilder app, string name)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        return UseInstance(app, name);
+    }
+
+    private static OptionsBuilder<PeregrineOptions> Register(IServiceCollection services, string name)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        var options = PeregrineInstances.In(services).Register(services, name);
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<PeregrineOptions>, PeregrineOptionsValidator>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<PeregrineOptions>, WebRootDefault>(
+            static sp => new WebRootDefault(sp.GetService<Microsoft.AspNetCore.Hosting.IWebHostEnvironment>())));
+        PeregrineDiagnosticsExtensions.AddPeregrineDiagnostics(services);
+        return options;
+    }
+
+    private static IApplicationBuilder UseInstance(IApplicationBuilder app, string name)
     {
         ArgumentNullException.ThrowIfNull(app);
-        var catalog = app.ApplicationServices.GetService<FileCatalog>()
-            ?? throw new InvalidOperationException("Call services.AddPeregrine(...) before app.UsePeregrine().");
-        var loggerFactory = app.ApplicationServices.GetRequiredService<ILoggerFactory>();
-        var metrics = app.ApplicationServices.GetRequiredService<Diagnostics.PeregrineMetrics>();
+        var middleware = CreateMiddleware(app.ApplicationServices, name, name.Length == 0 ? "app.UsePeregrine()" : $"app.UsePeregrine(\"{name}\")", out var options);
+        app.ApplicationServices.GetRequiredService<PeregrineInstances>().AddMount(new Mount(name, options.RequestPath.Value ?? "", IsEndpoint: false));
+        return app.Use(middleware);
+    }
 
-        // Made before the middleware starts the first index, so it follows every snapshot.
-        app.ApplicationServices.GetRequiredService<Compression.Compressor>();
+    /// <summary>
+    /// The middleware of one instance, with its compressor made first so that it follows every
+    /// snapshot; indexing starts when the middleware is made.
+    /// </summary>
+    internal static Func<RequestDelegate, RequestDelegate> CreateMiddleware(IServiceProvider services, string name, string caller, out PeregrineOptions options)
+    {
+        var (catalog, _) = PeregrineInstances.Resolve(services, name, caller);
+        var loggerFactory = services.GetRequiredService<ILoggerFactory>();
+        var metrics = services.GetRequiredService<Diagnostics.PeregrineMetrics>();
+        options = catalog.Options;
 
         // Constructed directly rather than through UseMiddleware<T>: no reflection, so the
         // library stays trimmable and Native AOT-compatible.
-        return app.Use(next => new PeregrineMiddleware(next, catalog, metrics, loggerFactory).Invoke);
+        return next => new PeregrineMiddleware(next, catalog, metrics, loggerFactory).Invoke;
     }
 }

@@ -30,6 +30,7 @@ internal sealed partial class PeregrineMiddleware
     private readonly string _requestPath;
     private readonly string? _spaFallback;
     private readonly NotFoundPage? _notFoundPage;
+    private readonly Action<PeregrineResponseContext>? _onPrepareResponse;
 
     /// <summary>The mount point, escaped for a URI, for redirects and listing links.</summary>
     private readonly string _requestPathUri;
@@ -46,6 +47,7 @@ internal sealed partial class PeregrineMiddleware
         _headers = catalog.Headers;
         _spaFallback = options.SpaFallback is { } spa ? "/" + spa : null;
         _notFoundPage = options.NotFoundPage is { } page ? new NotFoundPage(page, catalog, metrics) : null;
+        _onPrepareResponse = options.OnPrepareResponse;
         catalog.Start();
     }
 
@@ -61,6 +63,7 @@ internal sealed partial class PeregrineMiddleware
         // Kestrel has already percent-decoded the path (all but %2F) and removed dot segments.
         // The catalog holds only files found under the root, so whatever the path says, the
         // answer is an indexed file or the next middleware: no request path reaches the disk.
+        var started = _metrics.RequestStarted();
         if (!TryGetKey(context.Request.Path.Value, out var key))
         {
             return _next(context);
@@ -75,11 +78,11 @@ internal sealed partial class PeregrineMiddleware
             }
 
             return _spaFallback is not null && !Navigation.NamesAFile(key) && snapshot.TryFindFile(_spaFallback, out var fallback)
-                ? Serve(context, fallback, cacheControlOverride: s_noCache)
+                ? _metrics.Timed(Serve(context, fallback, cacheControlOverride: s_noCache), context, started)
                 : _notFoundPage?.AfterNextAsync(context, _next) ?? _next(context);
         }
 
-        return Serve(context, entry);
+        return _metrics.Timed(Serve(context, entry), context, started);
     }
 
     // cacheControlOverride: Cache-Control for this request instead of the entry's (an SPA fallback's).
@@ -116,6 +119,8 @@ internal sealed partial class PeregrineMiddleware
         {
             _headers.Cors.AddResponseHeaders(request, headers);
         }
+
+        _onPrepareResponse?.Invoke(new PeregrineResponseContext(context, entry));
 
         // :: preconditions (Conditional)
         // Preconditions compare against the representation that would be sent (§13.1).

@@ -148,6 +148,14 @@ public sealed class PeregrineOptions
     /// </summary>
     public bool DirectoryListing { get; set; }
 
+    /// <summary>
+    /// Called for each file response after Peregrine has written its headers and before the
+    /// status is decided, so that it can add or change headers (the shape of
+    /// <c>StaticFileOptions.OnPrepareResponse</c>). It runs on the middleware path only: while it
+    /// is set, the HTTP/1.1 fast path hands every request to the pipeline. Default: none.
+    /// </summary>
+    public Action<PeregrineResponseContext>? OnPrepareResponse { get; set; }
+
     /// <summary>Watching the root for changes and redeploys.</summary>
     public Catalog.WatchOptions Watch { get; set; } = new();
 

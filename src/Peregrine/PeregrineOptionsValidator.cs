@@ -18,13 +18,21 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
     public ValidateOptionsResult Validate(string? name, PeregrineOptions options)
     {
         var errors = Collect(options);
+        if (!string.IsNullOrEmpty(name))
+        {
+            // One application may hold several instances: say which one is wrong.
+            errors = [.. errors.Select(error => $"Peregrine '{name}': {error}")];
+        }
+
         return errors.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(errors);
     }
 
     internal static List<string> Collect(PeregrineOptions options)
     {
         var errors = new List<string>();
-        Add(errors, nameof(options.Root), RootProblem(options.Root));
+        Add(errors, nameof(options.Root), string.IsNullOrWhiteSpace(options.Root)
+            ? "a folder to serve is required: set Root, or give the application a web root (a wwwroot folder in its content root), which is served when Root is empty."
+            : RootProblem(options.Root));
 
         var requestPath = options.RequestPath.Value;
         if (!string.IsNullOrEmpty(requestPath) && (requestPath[0] != '/' || requestPath[^1] == '/'))

@@ -30,8 +30,13 @@ internal sealed class FileCatalog : IDisposable
     private int _refreshPending;
 
     public FileCatalog(IOptions<PeregrineOptions> options, ILoggerFactory loggerFactory)
+        : this(options.Value, loggerFactory)
     {
-        _options = options.Value;
+    }
+
+    public FileCatalog(PeregrineOptions options, ILoggerFactory loggerFactory)
+    {
+        _options = options;
         _logger = loggerFactory.CreateLogger("Peregrine");
         Budget = new MemoryBudget(_options.MemoryBudget);
         Headers = new ConfiguredHeaders(_options);

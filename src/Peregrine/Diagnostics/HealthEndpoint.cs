@@ -47,13 +47,12 @@ internal sealed class HealthEndpoint
             return _next(context);
         }
 
-        var ready = _catalog.Ready;
-        var snapshot = _catalog.Current;
-        var (status, body) = ready.IsCompletedSuccessfully && snapshot is not null
-            ? (StatusCodes.Status200OK, ReadyBody(snapshot.FileCount, _catalog.Generation))
-            : ready.IsCompleted
-                ? (StatusCodes.Status503ServiceUnavailable, s_failed)
-                : (StatusCodes.Status503ServiceUnavailable, s_starting);
+        var (status, body) = CatalogReadiness.Of(_catalog, out var snapshot) switch
+        {
+            Readiness.Ready => (StatusCodes.Status200OK, ReadyBody(snapshot!.FileCount, _catalog.Generation)),
+            Readiness.Failed => (StatusCodes.Status503ServiceUnavailable, s_failed),
+            _ => (StatusCodes.Status503ServiceUnavailable, s_starting),
+        };
 
         return EndpointRequest.AnswerAsync(context, status, s_contentType, body, isHead);
     }

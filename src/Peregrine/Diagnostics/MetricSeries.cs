@@ -177,8 +177,8 @@ internal sealed class MetricSeries
 internal readonly record struct InstrumentShape(bool Monotonic, bool Accumulates, bool Observable)
 {
     /// <summary>
-    /// The shape of an instrument this exporter can show, or null for one it cannot: histograms
-    /// and floating-point instruments, of which Peregrine records none.
+    /// The shape of a counter or gauge this exporter can show, or null for any other instrument
+    /// (histograms are <see cref="HistogramSeries"/>; floating-point counters Peregrine records none of).
     /// </summary>
     public static InstrumentShape? Of(Instrument instrument) => instrument switch
     {

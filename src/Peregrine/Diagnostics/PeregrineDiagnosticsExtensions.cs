@@ -2,6 +2,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Peregrine.Catalog;
 using Peregrine.Diagnostics;
 
@@ -55,6 +56,30 @@ public static class PeregrineDiagnosticsExtensions
     }
 
     /// <summary>
+    /// Adds the readiness of a Peregrine instance to ASP.NET Core's health checks (for
+    /// <c>app.MapHealthChecks(...)</c>): healthy once its first index is complete, unhealthy
+    /// (or <paramref name="failureStatus"/>) while it is built and if it failed, as
+    /// <see cref="UsePeregrineHealth"/> answers. The instance indexes once it is served
+    /// (<c>UsePeregrine</c> or <c>MapPeregrine</c>).
+    /// </summary>
+    /// <param name="builder">The health checks builder.</param>
+    /// <param name="instance">The instance's name given to <c>AddPeregrine</c>; null for the unnamed one.</param>
+    /// <param name="name">The check's name in the health report. Default: <c>peregrine</c>, or <c>peregrine:INSTANCE</c>.</param>
+    /// <param name="failureStatus">The status reported when not ready. Default: <see cref="HealthStatus.Unhealthy"/>.</param>
+    /// <param name="tags">Tags to filter checks by (such as <c>ready</c>).</param>
+    public static IHealthChecksBuilder AddPeregrineCheck(this IHealthChecksBuilder builder, string? instance = null, string? name = null, HealthStatus? failureStatus = null, IEnumerable<string>? tags = null)
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        instance ??= "";
+        name ??= instance.Length == 0 ? "peregrine" : "peregrine:" + instance;
+        return builder.Add(new HealthCheckRegistration(
+            name,
+            sp => new PeregrineHealthCheck(Instances.PeregrineInstances.Resolve(sp, instance, "app.MapHealthChecks(...)").Catalog),
+            failureStatus,
+            tags));
+    }
+
+    /// <summary>
     /// Registers <see cref="PeregrineMetrics"/> and <see cref="PrometheusExporter"/> as
     /// singletons. Called by <c>AddPeregrine</c>; safe to call more than once.
     /// </summary>
@@ -69,11 +94,13 @@ public static class PeregrineDiagnosticsExtensions
         {
             var metrics = new PeregrineMetrics(sp.GetRequiredService<System.Diagnostics.Metrics.IMeterFactory>());
 
-            // The catalog is resolved here, once; FileCatalog must then never depend on
-            // PeregrineMetrics, or the two would wait on each other.
-            if (sp.GetService<FileCatalog>() is { } catalog)
+            // Read at collection time from the instances' registry, which holds the catalogs and
+            // compressors as they are made: nothing is resolved here, so no catalog or compressor
+            // ever waits on the metrics, and every instance is counted.
+            if (sp.GetService<Instances.PeregrineInstances>() is { } instances)
             {
-                metrics.SetFilesIndexedSource(() => catalog.Current?.FileCount ?? 0);
+                metrics.SetFilesIndexedSource(instances.FilesIndexed);
+                metrics.SetCompressionSource(instances.CompressionTotals);
             }
 
             return metrics;

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Diagnostics.Metrics;
 
 namespace Peregrine.Diagnostics;
@@ -19,6 +20,18 @@ internal sealed class PeregrineMetrics
 
     public const string StatusCodeTag = "http.response.status_code";
 
+    public const string MethodTag = "http.request.method";
+
+    public const string SchemeTag = "url.scheme";
+
+    public const string ProtocolVersionTag = "network.protocol.version";
+
+    /// <summary>
+    /// The bucket boundaries OpenTelemetry's semantic conventions advise for
+    /// <c>http.server.request.duration</c>, in seconds.
+    /// </summary>
+    internal static readonly double[] DurationBuckets = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
     private const int FirstStatusCode = 100;
     private const int LastStatusCode = 599;
 
@@ -31,7 +44,9 @@ internal sealed class PeregrineMetrics
     private readonly Counter<long> _cacheHits;
     private readonly Counter<long> _cacheMisses;
     private readonly Counter<long> _compressionSaved;
+    private readonly Histogram<double> _duration;
     private Func<long>? _filesIndexed;
+    private Func<CompressionTotals>? _compression;
 
     public PeregrineMetrics(IMeterFactory meterFactory)
     {
@@ -51,6 +66,55 @@ internal sealed class PeregrineMetrics
         // An up-down counter rather than a gauge: a count of things present adds up across
         // servers (the OpenTelemetry guidance for "how many are there now").
         Meter.CreateObservableUpDownCounter("peregrine.files.indexed", ObserveFilesIndexed, "{file}", "Files in the index in force.");
+
+        // The semantics of http.server.request.duration, under Peregrine's own name: ASP.NET
+        // Core's hosting meter already records that name for every request that reaches the
+        // pipeline, and the same name twice would count those requests twice.
+        _duration = Meter.CreateHistogram(
+            "peregrine.request.duration",
+            "s",
+            "Time to answer requests Peregrine served itself, fast path included: from the request head to the response written.",
+            tags: null,
+            new InstrumentAdvice<double> { HistogramBucketBoundaries = DurationBuckets });
+
+        Meter.CreateObservableUpDownCounter("peregrine.compression.pending", () => ObserveCompression(static c => c.Pending), "{file}", "Files waiting to be compressed or being compressed.");
+        Meter.CreateObservableCounter("peregrine.compression.done", () => ObserveCompression(static c => c.Done), "{file}", "Files whose compression is done: their variants are published at final quality, or none was worth keeping.");
+        Meter.CreateObservableGauge("peregrine.compression.final", () => ObserveCompression(static c => c.Final ? 1 : 0), "1", "1 when every compressible file of the indexes in force is served at its final compression (nothing pending), 0 while compression runs.");
+    }
+
+    /// <summary>
+    /// A start timestamp for <see cref="RequestDone"/>, or 0 when nothing listens to the
+    /// duration histogram, so that an application without a metrics exporter does not even read
+    /// the clock.
+    /// </summary>
+    public long RequestStarted() => _duration.Enabled ? Stopwatch.GetTimestamp() : 0;
+
+    /// <summary>
+    /// Records the duration of one request Peregrine answered, from <paramref name="started"/>
+    /// (<see cref="RequestStarted"/>). Allocates nothing: the tag values are interned strings
+    /// (<paramref name="method"/> from <see cref="DurationTags.Method"/>, <paramref name="protocolVersion"/>
+    /// such as <c>1.1</c>, or null when unknown) and pre-boxed status codes, and the four tags fit
+    /// the <see cref="TagList"/> inline.
+    /// </summary>
+    public void RequestDone(long started, string method, int statusCode, bool https, string? protocolVersion)
+    {
+        if (started == 0)
+        {
+            return;
+        }
+
+        var tags = new TagList
+        {
+            { MethodTag, method },
+            { StatusCodeTag, BoxedStatusCode(statusCode) },
+            { SchemeTag, https ? "https" : "http" },
+        };
+        if (protocolVersion is not null)
+        {
+            tags.Add(ProtocolVersionTag, protocolVersion);
+        }
+
+        _duration.Record(Stopwatch.GetElapsedTime(started).TotalSeconds, in tags);
     }
 
     public Meter Meter { get; }
@@ -93,6 +157,20 @@ internal sealed class PeregrineMetrics
         Volatile.Write(ref _filesIndexed, filesIndexed);
     }
 
+    /// <summary>Sets where the compression instruments read their values when an exporter collects.</summary>
+    public void SetCompressionSource(Func<CompressionTotals> compression)
+    {
+        ArgumentNullException.ThrowIfNull(compression);
+        Volatile.Write(ref _compression, compression);
+    }
+
+    private IEnumerable<Measurement<long>> ObserveCompression(Func<CompressionTotals, long> value)
+    {
+        // Called at collection time only.
+        var source = Volatile.Read(ref _compression);
+        return source is null ? [] : [new Measurement<long>(value(source()))];
+    }
+
     private IEnumerable<Measurement<long>> ObserveFilesIndexed()
     {
         // Called at collection time only (a scrape), never per request.
@@ -116,3 +194,9 @@ internal sealed class PeregrineMetrics
         return boxes;
     }
 }
+
+/// <summary>The compression instruments' values, all instances together.</summary>
+/// <param name="Pending">Files queued or being compressed.</param>
+/// <param name="Done">Files whose compression work is done, since start.</param>
+/// <param name="Final">Every first index is in force and nothing is pending.</param>
+internal readonly record struct CompressionTotals(long Pending, long Done, bool Final);

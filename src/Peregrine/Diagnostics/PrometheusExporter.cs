@@ -26,6 +26,7 @@ internal sealed class PrometheusExporter : IDisposable
     // Copied on write: instruments are published a handful of times at start-up, and a scrape
     // reads the array without taking the lock.
     private MetricSeries[] _series = [];
+    private HistogramSeries[] _histograms = [];
 
     public PrometheusExporter(PeregrineMetrics metrics)
     {
@@ -38,6 +39,7 @@ internal sealed class PrometheusExporter : IDisposable
         };
         _listener.SetMeasurementEventCallback<long>(static (_, value, tags, state) => ((MetricSeries)state!).Record(value, tags));
         _listener.SetMeasurementEventCallback<int>(static (_, value, tags, state) => ((MetricSeries)state!).Record(value, tags));
+        _listener.SetMeasurementEventCallback<double>(static (_, value, tags, state) => ((HistogramSeries)state!).Record(value, tags));
 
         // Start publishes the instruments the meter already has, so nothing created before
         // the exporter is missed; measurements made before it are.
@@ -67,13 +69,35 @@ internal sealed class PrometheusExporter : IDisposable
                 s.WriteTo(text);
             }
 
+            foreach (var h in Volatile.Read(ref _histograms))
+            {
+                h.WriteTo(text);
+            }
+
             return text.ToString();
         }
     }
 
     private void OnInstrumentPublished(Instrument instrument, MeterListener listener)
     {
-        if (!ReferenceEquals(instrument.Meter, _meter) || InstrumentShape.Of(instrument) is not { } shape)
+        if (!ReferenceEquals(instrument.Meter, _meter))
+        {
+            return;
+        }
+
+        if (instrument is Histogram<double> histogram)
+        {
+            var buckets = new HistogramSeries(histogram);
+            lock (_seriesLock)
+            {
+                _histograms = [.. _histograms, buckets];
+            }
+
+            listener.EnableMeasurementEvents(instrument, buckets);
+            return;
+        }
+
+        if (InstrumentShape.Of(instrument) is not { } shape)
         {
             return;
         }
@@ -93,6 +117,7 @@ internal sealed class PrometheusExporter : IDisposable
         lock (_seriesLock)
         {
             _series = [.. _series.Where(s => !ReferenceEquals(s, state))];
+            _histograms = [.. _histograms.Where(h => !ReferenceEquals(h, state))];
         }
     }
 

@@ -16,7 +16,10 @@ public static class PeregrineFastPathExtensions
     /// connection, skipping Kestrel's HTTP layer and the middleware pipeline, with the same
     /// responses the middleware gives. Any other request, and the rest of its connection, goes
     /// to Kestrel and the pipeline as usual. Use it only where <c>UsePeregrine()</c> is the first
-    /// middleware to answer file paths (as in the standalone server). On an HTTPS endpoint call
+    /// middleware to answer file paths (as in the standalone server). It serves the unnamed
+    /// instance only, when <c>UsePeregrine()</c> mounts it at the site root and it has no
+    /// <c>OnPrepareResponse</c>; paths under other instances' mounts and <c>MapPeregrine</c>
+    /// patterns are always handed on (see the README, "The fast path"). On an HTTPS endpoint call
     /// it after <c>UseHttps</c>: connections that negotiate HTTP/1.1 are served the same way, and
     /// every TLS connection's output, HTTP/2 included, is written to the TLS stream in 32 KiB
     /// pieces rather than Kestrel's 4 KiB ones. Cleartext HTTP/2 is passed through untouched.
@@ -28,18 +31,32 @@ public static class PeregrineFastPathExtensions
     {
         ArgumentNullException.ThrowIfNull(listen);
         Http1FastPath? fastPath = null;
+        var made = false;
         listen.Use(next => connection =>
         {
-            fastPath ??= Create(listen.ApplicationServices, reservedPaths);
-            return fastPath.OnConnectionAsync(connection, next);
+            if (!Volatile.Read(ref made))
+            {
+                // Made on the first connection, once the pipeline (and so every mount) is built.
+                fastPath = Create(listen.ApplicationServices, reservedPaths);
+                Volatile.Write(ref made, true);
+            }
+
+            return fastPath is null ? next(connection) : fastPath.OnConnectionAsync(connection, next);
         });
         return listen;
     }
 
-    private static Http1FastPath Create(IServiceProvider services, string[] reservedPaths)
+    /// <summary>The fast path of the unnamed instance; null when the application has named instances only, whose requests all go to the pipeline.</summary>
+    private static Http1FastPath? Create(IServiceProvider services, string[] reservedPaths)
     {
-        var catalog = services.GetService<FileCatalog>()
+        var instances = services.GetService<Instances.PeregrineInstances>()
             ?? throw new InvalidOperationException("Call services.AddPeregrine(...) before using the Peregrine fast path.");
+        if (!instances.Has(""))
+        {
+            return null;
+        }
+
+        var catalog = services.GetRequiredService<FileCatalog>();
         var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
         catalog.Start();
         return new Http1FastPath(
@@ -47,6 +64,7 @@ public static class PeregrineFastPathExtensions
             services.GetRequiredService<PeregrineMetrics>(),
             reservedPaths,
             kestrel.Limits,
-            kestrel.AddServerHeader);
+            kestrel.AddServerHeader,
+            FastPathScope.Of(instances, catalog.Options));
     }
 }

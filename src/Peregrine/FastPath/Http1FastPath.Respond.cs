@@ -25,6 +25,7 @@ internal sealed partial class Http1FastPath
     {
         close = false;
         written = 0;
+        var started = _metrics.RequestStarted();
         var snapshot = _catalog.Current;
         if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.Cors.VariesByOrigin) || request.Path.Length > MaxPathChars)
         {
@@ -33,7 +34,7 @@ internal sealed partial class Http1FastPath
 
         Span<char> path = stackalloc char[request.Path.Length];
         Ascii.ToUtf16(request.Path, path, out _);
-        if (!snapshot.TryFind(path, out var entry) || !entry.IsFile || (_reserved.Count != 0 && IsReserved(path)))
+        if (!snapshot.TryFind(path, out var entry) || !entry.IsFile || (_reserved.Count != 0 && IsReserved(path)) || (_scope.HandOffPrefixes.Length != 0 && _scope.HandsOff(path)))
         {
             // Redirects, listings, misses and SPA fallbacks are the middleware's.
             return false;
@@ -83,8 +84,9 @@ internal sealed partial class Http1FastPath
 
         written = bodyBytes + (notModified ? blocks.NotModified.Length : blocks.Ok.Length);
 
-        _metrics.Served(notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK, bodyBytes, fromMemory: true,
-            ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
+        var status = notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
+        _metrics.Served(status, bodyBytes, fromMemory: true, ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
+        _metrics.RequestDone(started, request.IsHead ? HttpMethods.Head : HttpMethods.Get, status, https: output is TlsRecordWriter, "1.1");
         return true;
     }
 

@@ -38,6 +38,7 @@ internal sealed partial class Http1FastPath
     private readonly HashSet<string> _reserved;
     private readonly HashSet<string>.AlternateLookup<ReadOnlySpan<char>> _reservedLookup;
     private readonly ConfiguredHeaders _headers;
+    private readonly FastPathScope _scope;
     private readonly bool _enabled;
     private readonly bool _serverHeader;
     private readonly TimeSpan _keepAliveTimeout;
@@ -47,7 +48,11 @@ internal sealed partial class Http1FastPath
     /// <summary>Kestrel's limits for this server, as the fast path applies them: a request beyond them is Kestrel's to refuse.</summary>
     private readonly HeadLimits _headLimits;
 
-    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader)
+    /// <remarks>
+    /// <c>scope</c> is what the fast path may answer (<see cref="FastPathScope.Of"/>); null when
+    /// it is made for the catalog alone, with no application around it.
+    /// </remarks>
+    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader, FastPathScope? scope = null)
     {
         _headLimits = new HeadLimits(limits);
         _keepAliveTimeout = limits.KeepAliveTimeout;
@@ -63,7 +68,8 @@ internal sealed partial class Http1FastPath
 
         // Under a mount point every request goes the middleware's way: the fast path serves the
         // root's paths only. (Misses, and so SPA fallbacks, are always handed off.)
-        _enabled = string.IsNullOrEmpty(options.RequestPath.Value);
+        _scope = scope ?? new FastPathScope(string.IsNullOrEmpty(options.RequestPath.Value) && options.OnPrepareResponse is null, []);
+        _enabled = _scope.Serves;
     }
 
     public Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate next)

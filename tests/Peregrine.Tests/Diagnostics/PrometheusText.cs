@@ -28,6 +28,7 @@ internal static partial class PrometheusText
     {
         Assert.EndsWith("\n", text);
         string? typed = null;
+        var histogram = false;
         foreach (var line in text[..^1].Split('\n'))
         {
             if (line.StartsWith("# HELP ", StringComparison.Ordinal))
@@ -40,21 +41,31 @@ internal static partial class PrometheusText
             if (type.Success)
             {
                 typed = type.Groups["name"].Value;
+                histogram = type.Groups["type"].Value == "histogram";
                 continue;
             }
 
             var sample = SampleLine().Match(line);
             Assert.True(sample.Success, $"Not a sample line: '{line}'");
-            Assert.Equal(typed, sample.Groups["name"].Value);
+            var name = sample.Groups["name"].Value;
+            if (histogram)
+            {
+                // A histogram's samples are its name with _bucket, _sum or _count.
+                Assert.Contains(name, new[] { typed + "_bucket", typed + "_sum", typed + "_count" });
+            }
+            else
+            {
+                Assert.Equal(typed, name);
+            }
         }
     }
 
     [GeneratedRegex(@"^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*$")]
     private static partial Regex HelpLine();
 
-    [GeneratedRegex(@"^# TYPE (?<name>[a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge)$")]
+    [GeneratedRegex(@"^# TYPE (?<name>[a-zA-Z_:][a-zA-Z0-9_:]*) (?<type>counter|gauge|histogram)$")]
     private static partial Regex TypeLine();
 
-    [GeneratedRegex(@"^(?<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*=""(?:[^""\\\n]|\\.)*""(,[a-zA-Z_][a-zA-Z0-9_]*=""(?:[^""\\\n]|\\.)*"")*\})? -?[0-9]+$")]
+    [GeneratedRegex(@"^(?<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*=""(?:[^""\\\n]|\\.)*""(,[a-zA-Z_][a-zA-Z0-9_]*=""(?:[^""\\\n]|\\.)*"")*\})? -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")]
     private static partial Regex SampleLine();
 }
