@@ -94,6 +94,8 @@ public sealed class PrecedenceTests : IDisposable
               "port": 0,
               "host": "localhost",
               "spa": true,
+              "404": "errors/404.html",
+              "cleanUrls": true,
               "listing": true,
               "cors": "*",
               "header": ["X-Frame-Options: DENY"],
@@ -110,6 +112,9 @@ public sealed class PrecedenceTests : IDisposable
               "tlsKey": null,
               "tlsPfx": null,
               "tlsPassword": null,
+              "basicAuth": ["alice:pw"],
+              "basicAuthFile": null,
+              "allowInsecureAuth": true,
               "shutdownTimeout": 3,
               "quiet": true,
             }
@@ -127,6 +132,9 @@ public sealed class PrecedenceTests : IDisposable
         Assert.Equal(Path.Combine(_tree.Root, "cache"), settings.CompressionCache);
         Assert.Equal(TimeSpan.FromSeconds(3), settings.ShutdownTimeout);
         Assert.True(settings.Quiet && settings.Metrics && settings.NoWatch && !settings.NoCompression && settings.NoFastPath && settings.NoInlineIo);
+        Assert.Equal("errors/404.html", settings.NotFoundPage);
+        Assert.True(settings.CleanUrls && settings.AllowInsecureAuth);
+        Assert.Equal(1, settings.Authenticator!.UserCount);
         var keys = OptionTable.All.Select(o => o.Key).ToHashSet();
         Assert.All(keys, key => Assert.Contains($"\"{key}\"", File.ReadAllText(file)));
     }
