@@ -116,8 +116,9 @@ public sealed class PeregrineOptions
 
     /// <summary>
     /// A file (path under the root, such as <c>index.html</c>) served for navigations that
-    /// match no file: a GET or HEAD that accepts <c>text/html</c> for a path without a file
-    /// extension, as single-page applications with client-side routing need. It is sent with
+    /// match no file: a GET or HEAD that accepts <c>text/html</c> (or says
+    /// <c>Sec-Fetch-Mode: navigate</c>) for a path without a file extension, as single-page
+    /// applications with client-side routing need. It is sent with
     /// <c>Cache-Control: no-cache</c>; a missing asset (<c>/app.3f9a1c.js</c>) still goes on
     /// to the next middleware. Default: none.
     /// </summary>

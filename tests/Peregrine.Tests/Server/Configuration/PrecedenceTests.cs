@@ -94,6 +94,8 @@ public sealed class PrecedenceTests : IDisposable
               "port": 0,
               "host": "localhost",
               "spa": true,
+              "404": "errors/404.html",
+              "cleanUrls": true,
               "listing": true,
               "index": ["default.htm", "index.html"],
               "hidden": true,
@@ -113,6 +115,9 @@ public sealed class PrecedenceTests : IDisposable
               "tlsPfx": null,
               "tlsPassword": null,
               "redirectHttp": null,
+              "basicAuth": ["alice:pw"],
+              "basicAuthFile": null,
+              "allowInsecureAuth": true,
               "shutdownTimeout": 3,
               "quiet": true,
               "verbose": false,
@@ -133,6 +138,9 @@ public sealed class PrecedenceTests : IDisposable
         Assert.True(settings.Quiet && settings.Metrics && settings.NoWatch && !settings.NoCompression && settings.NoFastPath && settings.NoInlineIo);
         Assert.Equal(["default.htm", "index.html"], settings.Index);
         Assert.True(settings.Hidden && !settings.Verbose);
+        Assert.Equal("errors/404.html", settings.NotFoundPage);
+        Assert.True(settings.CleanUrls && settings.AllowInsecureAuth);
+        Assert.Equal(1, settings.Authenticator!.UserCount);
         var keys = OptionTable.All.Select(o => o.Key).ToHashSet();
         Assert.All(keys, key => Assert.Contains($"\"{key}\"", File.ReadAllText(file)));
     }
