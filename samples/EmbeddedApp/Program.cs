@@ -16,6 +16,7 @@ builder.Services.AddPeregrine(options =>
 {
     options.Root = siteRoot;
     options.RequestPath = "/static";
+    options.NotFoundPage = "404.html";   // the body of a 404 for a page missing under /static
 });
 
 // A named instance: its own options, index, watcher and compression.
