@@ -66,13 +66,14 @@ async def slowloris(port, n, seconds):
 async def idle(port, pid, n):
     before = rss_kib(pid)
     conns = []
-    for i in range(n):
-        r, w = await asyncio.open_connection('127.0.0.1', port)
-        w.write(b'GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n')
-        conns.append((r, w))
-        if len(conns) % 500 == 0:
-            await asyncio.gather(*(read_response(r) for r, _ in conns[-500:]))
-    await asyncio.gather(*(read_response(r) for r, _ in conns[-(n % 500 or 500):]))
+    for start in range(0, n, 500):
+        batch = []
+        for _ in range(min(500, n - start)):
+            r, w = await asyncio.open_connection('127.0.0.1', port)
+            w.write(b'GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n')
+            batch.append((r, w))
+        await asyncio.gather(*(read_response(r) for r, _ in batch))
+        conns += batch
     await asyncio.sleep(5)
     after = rss_kib(pid)
     print(f'idle: {n} keep-alive connections; server RSS {before} KiB -> {after} KiB; '
