@@ -183,7 +183,15 @@ internal sealed partial class Http1FastPath
                     var done = stashed + take - (int)work.Length;
                     if (done == 0)
                     {
-                        if (outcome == Outcome.HandOff || result.IsCompleted)
+                        if (outcome == Outcome.NeedMore && result.IsCompleted)
+                        {
+                            // Ended by the client before it was complete: Kestrel's 400.
+                            input.AdvanceTo(buffer.End);
+                            await RefuseEndedHeadAsync(output, watched);
+                            return;
+                        }
+
+                        if (outcome == Outcome.HandOff)
                         {
                             // Kestrel's after all: it reads the copy, then the pipe from here.
                             input.AdvanceTo(buffer.Start, buffer.Start);
@@ -210,11 +218,19 @@ internal sealed partial class Http1FastPath
                     }
                 }
 
-                if (outcome == Outcome.HandOff || (outcome == Outcome.NeedMore && result.IsCompleted && !buffer.IsEmpty))
+                if (outcome == Outcome.NeedMore && result.IsCompleted && !buffer.IsEmpty)
+                {
+                    // Ended by the client before it was complete: Kestrel's 400, after what was
+                    // answered before it.
+                    input.AdvanceTo(buffer.End);
+                    await RefuseEndedHeadAsync(output, watched);
+                    return;
+                }
+
+                if (outcome == Outcome.HandOff)
                 {
                     // Nothing of this request is consumed: Kestrel reads it from the start and
-                    // answers it (a 431 for a head too large, a 400 for one the client ended
-                    // before it was complete) and the rest of the connection.
+                    // answers it (a 431 for a head too large, say) and the rest of the connection.
                     // What was answered before it must reach the client first, under the same
                     // send deadline as any other flush.
                     input.AdvanceTo(buffer.Start, buffer.Start);
@@ -285,12 +301,31 @@ internal sealed partial class Http1FastPath
     }
 
     /// <summary>
+    /// Kestrel's answer to a head the client ended (FIN) before it was complete
+    /// (Http1Connection.TryParseRequest: InvalidRequestLine or MalformedRequestInvalidHeaders):
+    /// 400, no body, and the connection closes. The fast path gives it itself rather than hand
+    /// the connection on: Kestrel's socket transport reports the connection closed as soon as it
+    /// reads the FIN, and an HTTP/1.1 connection Kestrel starts after that aborts its output
+    /// before answering (HttpConnection.OnConnectionClosed), so a hand-off that came later than
+    /// that report, as it does under load, sent nothing at all.
+    /// </summary>
+    private async ValueTask RefuseEndedHeadAsync(PipeWriter output, FastPathHeartbeat.Watched watched)
+    {
+        WriteRefusal(output, "HTTP/1.1 400 Bad Request\r\n"u8);
+        await FlushAsync(output, watched);
+    }
+
+    /// <summary>
     /// Kestrel's answer to a head not complete within <c>RequestHeadersTimeout</c>
     /// (Http1Connection.OnRequestHeadersTimeout): 408, no body, and the connection closes.
     /// </summary>
-    private void WriteRequestTimeout(PipeWriter output)
+    private void WriteRequestTimeout(PipeWriter output) => WriteRefusal(output, "HTTP/1.1 408 Request Timeout\r\n"u8);
+
+    /// <summary>Kestrel's shape for an error it answers before any request runs: the status line, no body, Connection: close.</summary>
+    private void WriteRefusal(PipeWriter output, ReadOnlySpan<byte> statusLine)
     {
-        output.Write("HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n"u8);
+        output.Write(statusLine);
+        output.Write("Content-Length: 0\r\nConnection: close\r\n"u8);
         output.Write(HttpDate.Line);
         if (_serverHeader)
         {

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Collections.Concurrent;
 using System.Globalization;
 using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Http;
@@ -44,6 +45,10 @@ internal sealed class BodySender
     private readonly ConfiguredHeaders _headers;
     private readonly PeregrineMetrics _metrics;
     private readonly ILogger _logger;
+
+    // Files whose last read from disk failed (EIO and the like): a failing disk is reported once
+    // per file rather than once per request, until the file reads whole again.
+    private readonly ConcurrentDictionary<string, byte> _unreadable = new(StringComparer.Ordinal);
 
     // next answers a file deleted since the index, as the next index will.
     public BodySender(RequestDelegate next, FileCatalog catalog, PeregrineMetrics metrics, ILogger logger)
@@ -158,11 +163,34 @@ internal sealed class BodySender
                 PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
                 ResponseAborter.Abort(context);
             }
+            else if (!_unreadable.IsEmpty)
+            {
+                _unreadable.TryRemove(representation.PhysicalPath!, out _);
+            }
         }
         catch (OperationCanceledException) when (context.RequestAborted.IsCancellationRequested)
         {
             // The client went away; there is no one left to answer.
         }
+        catch (IOException ex) when (!context.RequestAborted.IsCancellationRequested)
+        {
+            ReadFailed(context, representation, ex);
+        }
+    }
+
+    /// <summary>
+    /// The disk failed under a response (an I/O error, not a change to the file): the response is
+    /// cut short like any other that cannot be completed, never finished with wrong bytes, and
+    /// the next request reads the file afresh.
+    /// </summary>
+    private void ReadFailed(HttpContext context, Representation representation, IOException ex)
+    {
+        if (_unreadable.TryAdd(representation.PhysicalPath!, 0))
+        {
+            PeregrineLog.ReadFailedWhileSending(_logger, representation.PhysicalPath!, ex.Message);
+        }
+
+        ResponseAborter.Abort(context);
     }
 
     private async Task SendMultipartAsync(HttpContext context, CatalogEntry entry, Representation representation, ByteRange[] ranges, string partType)
@@ -188,11 +216,25 @@ internal sealed class BodySender
             {
                 await writer.WriteAsync(content.AsMemory((int)range.Start, (int)range.Length), context.RequestAborted);
             }
-            else if (!await FileSender.CopyAsync(context, handle!, range.Start, range.Length, representation.Length, expectedTicks))
+            else
             {
-                PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
-                ResponseAborter.Abort(context);
-                return;
+                bool copied;
+                try
+                {
+                    copied = await FileSender.CopyAsync(context, handle!, range.Start, range.Length, representation.Length, expectedTicks);
+                }
+                catch (IOException ex) when (!context.RequestAborted.IsCancellationRequested)
+                {
+                    ReadFailed(context, representation, ex);
+                    return;
+                }
+
+                if (!copied)
+                {
+                    PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
+                    ResponseAborter.Abort(context);
+                    return;
+                }
             }
         }
 
