@@ -37,4 +37,7 @@ internal static partial class PeregrineLog
 
     [LoggerMessage(11, LogLevel.Warning, "Cannot watch {Root} for changes ({Reason}); rescanning every 2 s instead.")]
     public static partial void WatcherUnavailable(ILogger logger, string root, string reason);
+
+    [LoggerMessage(16, LogLevel.Debug, "Updated {Paths} changed paths under {Root} in {Milliseconds} ms ({Deferred} still being written).")]
+    public static partial void Updated(ILogger logger, int paths, string root, double milliseconds, int deferred);
 }

@@ -213,7 +213,11 @@ internal sealed class BodySender
     private async Task ServeCurrentVersionAsync(HttpContext context, CatalogEntry entry)
     {
         _catalog.RequestRefresh();
-        var fresh = FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, out var missing);
+
+        // A file a writer is still at has no whole current version: its bytes on disk may be
+        // half old and half new, however still they hold while read. 503 until it is closed.
+        var missing = false;
+        var fresh = _catalog.IsBeingWritten(entry.RelativePath) ? null : FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, out missing);
         if (missing)
         {
             // Deleted since the index: answer as the next index will.
@@ -222,7 +226,7 @@ internal sealed class BodySender
             return;
         }
 
-        if (fresh is null)
+        if (fresh is null || _catalog.IsBeingWritten(entry.RelativePath))
         {
             FileNotAsIndexed(context, entry);
             return;
