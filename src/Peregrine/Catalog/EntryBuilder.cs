@@ -123,6 +123,16 @@ internal sealed class EntryBuilder
         var cache = file.Length <= _options.MaxCachedFileSize && _budget.TryReserve(file.Length);
         var entry = BuildAccounted(file, root, cache, stamp, out settled);
         if (entry is not null && previous is { IsFile: true }
+            && previous.LastWriteTicks == entry.LastWriteTicks && previous.Identity.Length != entry.Identity.Length)
+        {
+            // A new length under the old time: a truncation under way (the file system sets the
+            // length before the time, and sends its event after both). Not a version.
+            _budget.Release(entry.Identity.Content?.Length ?? 0);
+            settled = false;
+            return null;
+        }
+
+        if (entry is not null && previous is { IsFile: true }
             && previous.Identity.Length == entry.Identity.Length
             && previous.LastWriteTicks == entry.LastWriteTicks
             && previous.SidecarStamp == entry.SidecarStamp

@@ -104,6 +104,19 @@ internal sealed class FileCatalog : IDisposable
         }
     }
 
+    /// <summary>
+    /// Told by a sender that a file is not as indexed. With close events the watcher brings the
+    /// change once its writer is done, and a rescan now would only race the writer; without
+    /// them, a rescan is asked for.
+    /// </summary>
+    public void NoticeChanged()
+    {
+        if (_watcher?.HasCloseEvents != true)
+        {
+            RequestRefresh();
+        }
+    }
+
     private async Task RunAsync()
     {
         if (_options.Watch.Enabled)
@@ -212,7 +225,7 @@ internal sealed class FileCatalog : IDisposable
 
     /// <summary>
     /// For a rescan: true when a changed file is not to be taken yet, because the watcher knows a
-    /// writer is at it, or (without close events) its modification time is within
+    /// writer is at it, or its modification time is within
     /// <see cref="WatchOptions.SettleTime"/> of now: the settle rule.
     /// </summary>
     private bool IsUnsettled(string relativePath)
@@ -222,11 +235,7 @@ internal sealed class FileCatalog : IDisposable
             return true;
         }
 
-        if (_watcher?.HasCloseEvents == true)
-        {
-            return false;
-        }
-
+        // Also with close events: during a rescan the watcher's view may lag the disk.
         var modified = FileSystemProbe.Probe(_current!.Root + relativePath).LastWriteTicks;
         return DateTime.UtcNow.Ticks - modified < _options.Watch.SettleTime.Ticks;
     }

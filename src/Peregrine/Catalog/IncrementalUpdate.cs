@@ -86,12 +86,16 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
 
         // Read, and still nobody writing: a write that began during the read would have been
         // seen by the length and time check, unless it fell in the same clock tick; the watcher's
-        // events since the read close that gap.
+        // events since the read close that gap, and a last lstat(2) after them catches a write
+        // whose event was not queued yet.
+        WaitBeforeChecking(files);
         foreach (var path in files)
         {
-            if (!stillSettled(path))
+            var entry = changes[path];
+            var facts = FileSystemProbe.Probe(root + path, followLinks: false);
+            var unchanged = entry is null || (facts.Length == entry.Identity.Length && facts.LastWriteTicks == entry.LastWriteTicks);
+            if (!stillSettled(path) || !unchanged)
             {
-                var entry = changes[path];
                 current.TryFind(path, out var old);
                 if (entry is not null && !ReferenceEquals(entry, old))
                 {
@@ -117,6 +121,28 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
             : current.With(changes);
         return new UpdateResult(next, delta, deferred, NeedsRescan: false);
     }
+
+    /// <summary>
+    /// Waits <see cref="SettleMargin"/> after the reads before they are checked against the
+    /// watcher's events. A truncation (a writer opening with O_TRUNC) sets the new length, frees
+    /// the old blocks and only then sets the new time and queues its event: an empty file read in
+    /// between holds still and carries the old time, and only the event, a moment later, tells
+    /// it from a version.
+    /// </summary>
+    private static void WaitBeforeChecking(List<string> files)
+    {
+        if (files.Count > 0)
+        {
+            Thread.Sleep(SettleMargin);
+        }
+    }
+
+    /// <summary>
+    /// How long after its read a file is checked against the watcher's events: well over the
+    /// time a truncation takes between setting the length and queueing its event (under a
+    /// millisecond for a few MB on ext4), and a small part of the time a change takes to show.
+    /// </summary>
+    private static readonly TimeSpan SettleMargin = TimeSpan.FromMilliseconds(25);
 
     /// <summary>The paths, and for a sidecar (<c>app.js.br</c>) the file it belongs to, whose variants it may replace.</summary>
     private static IEnumerable<ChangedPath> WithSidecarSources(IReadOnlyCollection<ChangedPath> paths)

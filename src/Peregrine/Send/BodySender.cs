@@ -212,12 +212,12 @@ internal sealed class BodySender
     /// </summary>
     private async Task ServeCurrentVersionAsync(HttpContext context, CatalogEntry entry)
     {
-        _catalog.RequestRefresh();
+        _catalog.NoticeChanged();
 
         // A file a writer is still at has no whole current version: its bytes on disk may be
         // half old and half new, however still they hold while read. 503 until it is closed.
         var missing = false;
-        var fresh = _catalog.IsBeingWritten(entry.RelativePath) ? null : FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, out missing);
+        var fresh = _catalog.IsBeingWritten(entry.RelativePath) ? null : FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, _catalog.Options.Watch.SettleTime, entry.LastWriteTicks, out missing);
         if (missing)
         {
             // Deleted since the index: answer as the next index will.
@@ -257,7 +257,7 @@ internal sealed class BodySender
     private void FileNotAsIndexed(HttpContext context, CatalogEntry entry)
     {
         PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
-        _catalog.RequestRefresh();
+        _catalog.NoticeChanged();
         var response = context.Response;
         response.Clear();
         response.StatusCode = StatusCodes.Status503ServiceUnavailable;

@@ -22,9 +22,16 @@ internal sealed class FreshVersion
     /// Reads the file whole if it is at most <paramref name="limit"/> bytes and holds still
     /// while it is read (same length and modification time before and after); tries three
     /// times. <see langword="null"/> when it is gone (<paramref name="missing"/>), too large,
-    /// or keeps changing.
+    /// or keeps changing, or was modified less than <paramref name="settleTime"/> ago: a writer
+    /// that has truncated the file and not yet written holds still too, and a version only
+    /// that young may be such a one (the settle rule, <see cref="WatchOptions.SettleTime"/>).
     /// </summary>
-    public static FreshVersion? TryRead(string path, long limit, out bool missing)
+    /// <remarks>
+    /// A file whose length changed but whose time is still <paramref name="indexedTicks"/> is
+    /// being truncated: the file system sets the new length before the new time, and sends
+    /// the change event after both.
+    /// </remarks>
+    public static FreshVersion? TryRead(string path, long limit, TimeSpan settleTime, long indexedTicks, out bool missing)
     {
         missing = false;
         for (var attempt = 0; attempt < 3; attempt++)
@@ -53,6 +60,11 @@ internal sealed class FreshVersion
 
                 if (read == length && Catalog.FileSystemProbe.Probe(handle) is { } after && after.Length == length && after.LastWriteTicks == before)
                 {
+                    if (DateTime.UtcNow.Ticks - before < settleTime.Ticks || before == indexedTicks)
+                    {
+                        return null;
+                    }
+
                     var seconds = before - (before % TimeSpan.TicksPerSecond);
                     return new FreshVersion(content, EntityTag.Compute(content), new DateTimeOffset(seconds, TimeSpan.Zero));
                 }
