@@ -35,14 +35,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-
-
-def server_dll() -> str:
-    project = os.path.join(REPO, "src/Peregrine.Server/Peregrine.Server.csproj")
-    subprocess.run(["dotnet", "build", "-c", "Release", "-nologo", "-v", "q", project], check=True, stdout=subprocess.DEVNULL)
-    return subprocess.run(
-        ["dotnet", "msbuild", project, "-nologo", "-getProperty:TargetPath", "-p:Configuration=Release"],
-        check=True, capture_output=True, text=True).stdout.strip()
+sys.path.insert(0, os.path.join(REPO, "bench", "Scale"))
+from live import server_dll  # noqa: E402  (the same Release build of the server)
 
 
 def start(root: str) -> tuple[subprocess.Popen, int]:

@@ -104,6 +104,9 @@ internal sealed class FileCatalog : IDisposable
         }
     }
 
+    /// <summary>True when the watcher follows writers to their close (inotify).</summary>
+    public bool HasCloseEvents => _watcher?.HasCloseEvents == true;
+
     /// <summary>
     /// Told by a sender that a file is not as indexed. With close events the watcher brings the
     /// change once its writer is done, and a rescan now would only race the writer; without

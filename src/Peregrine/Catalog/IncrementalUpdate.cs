@@ -142,7 +142,7 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
     /// time a truncation takes between setting the length and queueing its event (under a
     /// millisecond for a few MB on ext4), and a small part of the time a change takes to show.
     /// </summary>
-    private static readonly TimeSpan SettleMargin = TimeSpan.FromMilliseconds(25);
+    internal static readonly TimeSpan SettleMargin = TimeSpan.FromMilliseconds(25);
 
     /// <summary>The paths, and for a sidecar (<c>app.js.br</c>) the file it belongs to, whose variants it may replace.</summary>
     private static IEnumerable<ChangedPath> WithSidecarSources(IReadOnlyCollection<ChangedPath> paths)

@@ -217,7 +217,7 @@ internal sealed class BodySender
         // A file a writer is still at has no whole current version: its bytes on disk may be
         // half old and half new, however still they hold while read. 503 until it is closed.
         var missing = false;
-        var fresh = _catalog.IsBeingWritten(entry.RelativePath) ? null : FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, _catalog.Options.Watch.SettleTime, entry.LastWriteTicks, out missing);
+        var fresh = _catalog.IsBeingWritten(entry.RelativePath) ? null : FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, entry.LastWriteTicks, _catalog.HasCloseEvents ? _catalog.Options.Watch.SettleTime : TimeSpan.Zero, out missing);
         if (missing)
         {
             // Deleted since the index: answer as the next index will.
