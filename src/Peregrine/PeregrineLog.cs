@@ -40,4 +40,7 @@ internal static partial class PeregrineLog
 
     [LoggerMessage(20, LogLevel.Warning, "Aborted the response for {Path}: reading the file failed ({Reason}). Not logged again for this file until it reads again.")]
     public static partial void ReadFailedWhileSending(ILogger logger, string path, string reason);
+
+    [LoggerMessage(16, LogLevel.Debug, "Updated {Paths} changed paths under {Root} in {Milliseconds} ms ({Deferred} still being written).")]
+    public static partial void Updated(ILogger logger, int paths, string root, double milliseconds, int deferred);
 }

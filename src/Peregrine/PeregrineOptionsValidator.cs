@@ -139,6 +139,16 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
             {
                 errors.Add($"Watch.RootCheckInterval: {watch.RootCheckInterval} must be at least 50 ms.");
             }
+
+            if (watch.SettleTime < TimeSpan.FromMilliseconds(10) || watch.SettleTime > TimeSpan.FromMinutes(1))
+            {
+                errors.Add($"Watch.SettleTime: {watch.SettleTime} must be between 10 ms and 1 minute.");
+            }
+
+            if (watch.OpenWriteLimit < TimeSpan.FromMilliseconds(100) || watch.OpenWriteLimit < watch.SettleTime)
+            {
+                errors.Add($"Watch.OpenWriteLimit: {watch.OpenWriteLimit} must be at least 100 ms and at least Watch.SettleTime.");
+            }
         }
         else
         {

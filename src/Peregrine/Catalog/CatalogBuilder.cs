@@ -17,12 +17,15 @@ internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budg
     private readonly TreeScanner _scanner = new(options, logger);
     private readonly EntryBuilder _entries = new(options, budget, logger);
 
+    /// <summary>Files the last build kept at their earlier version (or left out) because they were still being written.</summary>
+    public int Unsettled { get; private set; }
+
     /// <summary>
     /// Builds a snapshot. Entries of <paramref name="previous"/> whose file has the same path,
     /// length and modification time are reused as they are (bytes, tags and variants), so a
     /// rebuild after a change reads and hashes only what changed.
     /// </summary>
-    public CatalogSnapshot Build(CatalogSnapshot? previous = null, CancellationToken cancellationToken = default)
+    public CatalogSnapshot Build(CatalogSnapshot? previous = null, CancellationToken cancellationToken = default, Func<string, bool>? isBeingWritten = null)
     {
         var stopwatch = Stopwatch.StartNew();
         var root = FileSystemProbe.RealPath(Path.GetFullPath(options.Root))
@@ -31,7 +34,8 @@ internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budg
 
         var (files, directories) = _scanner.Scan(root, cancellationToken);
         var entries = new Dictionary<string, CatalogEntry>(files.Count + directories.Count * 2, StringComparer.Ordinal);
-        var built = _entries.Build(files, root, previous, cancellationToken);
+        var built = _entries.Build(files, root, previous, cancellationToken, isBeingWritten);
+        Unsettled = _entries.Unsettled;
 
         long totalBytes = 0, cachedBytes = 0;
         foreach (var entry in built)

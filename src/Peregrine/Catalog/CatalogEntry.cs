@@ -39,6 +39,9 @@ internal sealed class CatalogEntry
             ? _physicalPath == physicalPath
             : _root is not null && IsUnder(physicalPath, _root, RelativePath);
 
+    /// <summary>True when the file was reached through a symbolic link (its bytes live at another path).</summary>
+    public bool IsLinked => _physicalPath is not null;
+
     private static bool IsUnder(string physicalPath, string root, string relativePath)
         => physicalPath.Length == root.Length + relativePath.Length
             && physicalPath.StartsWith(root, StringComparison.Ordinal)

@@ -19,6 +19,55 @@ internal sealed class CatalogSnapshot
         _index = PathIndex.Create(entries);
         FileCount = fileCount;
         CachedBytes = cachedBytes;
+        foreach (var entry in entries.Values)
+        {
+            HasLinks |= entry.IsLinked;
+        }
+    }
+
+    private CatalogSnapshot(CatalogSnapshot previous, PathIndex index, int fileCount, long cachedBytes, bool hasLinks)
+    {
+        Root = previous.Root;
+        RootIdentity = previous.RootIdentity;
+        _index = index;
+        FileCount = fileCount;
+        CachedBytes = cachedBytes;
+        HasLinks = hasLinks;
+    }
+
+    /// <summary>
+    /// True when some file is reached through a symbolic link: a change to the link's target
+    /// names the target's path, not the link's, so such a tree is rescanned whole on a change.
+    /// </summary>
+    public bool HasLinks { get; }
+
+    /// <summary>
+    /// The next snapshot: this one with <paramref name="changes"/> applied (a path with an entry
+    /// is added or replaced, a path with <see langword="null"/> removed), sharing everything
+    /// else. The cost follows the number of changes, not the size of the tree.
+    /// </summary>
+    public CatalogSnapshot With(IReadOnlyDictionary<string, CatalogEntry?> changes)
+    {
+        var fileCount = FileCount;
+        var cachedBytes = CachedBytes;
+        var hasLinks = HasLinks;
+        foreach (var (path, entry) in changes)
+        {
+            if (TryFind(path, out var old) && old.IsFile && string.Equals(old.RelativePath, path, StringComparison.Ordinal))
+            {
+                fileCount--;
+                cachedBytes -= old.Identity.Content?.Length ?? 0;
+            }
+
+            if (entry is { IsFile: true } && string.Equals(entry.RelativePath, path, StringComparison.Ordinal))
+            {
+                fileCount++;
+                cachedBytes += entry.Identity.Content?.Length ?? 0;
+                hasLinks |= entry.IsLinked;
+            }
+        }
+
+        return new CatalogSnapshot(this, _index.With(changes), fileCount, cachedBytes, hasLinks);
     }
 
     /// <summary>The root as indexed, every link resolved.</summary>
@@ -36,6 +85,9 @@ internal sealed class CatalogSnapshot
 
     /// <summary>Every entry; an entry reached by two paths (a folder and its default document) comes twice.</summary>
     public IEnumerable<CatalogEntry> Entries => _index.Pairs.Select(pair => pair.Value);
+
+    /// <summary>Every path and its entry.</summary>
+    public IEnumerable<KeyValuePair<string, CatalogEntry>> Pairs => _index.Pairs;
 
     /// <summary>
     /// Every file entry once: a default document comes under its own path only, not its folder's;

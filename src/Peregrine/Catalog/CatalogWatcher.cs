@@ -3,10 +3,11 @@ using Microsoft.Extensions.Logging;
 namespace Peregrine.Catalog;
 
 /// <summary>
-/// Tells the catalog when to rebuild: on file system events under the root (inotify through
-/// <see cref="FileSystemWatcher"/>), on a polling timer for file systems without events, and
-/// when the root itself is replaced (a re-pointed link or a folder renamed into its place),
-/// which no watcher on the old folder can see.
+/// Tells the catalog what changed: on Linux the paths inotify names (<see cref="InotifyWatcher"/>,
+/// applied one by one); elsewhere, or when inotify cannot be had, any
+/// <see cref="FileSystemWatcher"/> event asks for a whole rescan. A polling timer rescans for
+/// file systems without events, and the root itself is checked for replacement (a re-pointed
+/// link or a folder renamed into its place), which no watcher on the old folder can see.
 /// </summary>
 internal sealed class CatalogWatcher : IDisposable
 {
@@ -16,6 +17,7 @@ internal sealed class CatalogWatcher : IDisposable
     private readonly Timer _rootCheck;
     private readonly Timer? _poll;
     private FileSystemWatcher? _watcher;
+    private volatile InotifyWatcher? _inotify;
     private Timer? _fallback;
     private string _watchedRoot = "";
 
@@ -32,6 +34,12 @@ internal sealed class CatalogWatcher : IDisposable
         }
     }
 
+    /// <summary>True while the watcher knows a writer is at <paramref name="relativePath"/>.</summary>
+    public bool IsBeingWritten(string relativePath) => _inotify?.IsBeingWritten(relativePath) == true;
+
+    /// <summary>True when writers are followed to their close (inotify), so a rescan need not apply the settle rule by time.</summary>
+    public bool HasCloseEvents => _inotify is not null;
+
     /// <summary>Watches the root of <paramref name="snapshot"/>, if it is not watched already.</summary>
     public void Retarget(CatalogSnapshot snapshot) => Watch(snapshot.Root);
 
@@ -40,14 +48,29 @@ internal sealed class CatalogWatcher : IDisposable
     {
         lock (_rootCheck)
         {
-            if (_watchedRoot == root && _watcher is not null)
+            if (_watchedRoot == root && (_watcher is not null || _inotify is not null))
             {
                 return;
             }
 
             _watcher?.Dispose();
             _watcher = null;
+            _inotify?.Dispose();
+            _inotify = null;
             _watchedRoot = root;
+            _inotify = InotifyWatcher.TryStart(_catalog, _options, root, out var failure);
+            if (_inotify is not null)
+            {
+                _fallback?.Dispose();
+                _fallback = null;
+                return;
+            }
+
+            if (failure is not null && failure.Contains("limit", StringComparison.Ordinal))
+            {
+                PeregrineLog.WatcherUnavailable(_logger, root, failure);
+            }
+
             try
             {
                 var watcher = new FileSystemWatcher(root)
@@ -140,6 +163,7 @@ internal sealed class CatalogWatcher : IDisposable
         lock (_rootCheck)
         {
             _watcher?.Dispose();
+            _inotify?.Dispose();
             _fallback?.Dispose();
         }
     }

@@ -34,7 +34,7 @@ internal sealed class EntryBuilder
     /// <paramref name="previous"/> whose file has the same path, length, modification time and
     /// sidecars are reused as they are (bytes, tags and variants).
     /// </summary>
-    public CatalogEntry?[] Build(List<FoundFile> files, string root, CatalogSnapshot? previous, CancellationToken cancellationToken)
+    public CatalogEntry?[] Build(List<FoundFile> files, string root, CatalogSnapshot? previous, CancellationToken cancellationToken, Func<string, bool>? isBeingWritten = null)
     {
         var results = new CatalogEntry?[files.Count];
         var fresh = new List<int>(previous is null ? files.Count : 0);
@@ -72,22 +72,119 @@ internal sealed class EntryBuilder
             cache[i] = true;
         }
 
+        var unsettled = 0;
         Parallel.ForEach(
             fresh,
             new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
             i =>
             {
-                results[i] = BuildFile(files[i], root, cache[i], stamps.GetValueOrDefault(files[i].Relative));
-                if (cache[i])
+                CatalogEntry? old = null;
+                if (previous is not null && (isBeingWritten?.Invoke(files[i].Relative) == true))
                 {
-                    // Account for what is held: nothing if the file was skipped, its new size if
-                    // it changed between the scan and the read.
-                    _budget.Release(files[i].Length);
-                    _budget.TryReserve(results[i]?.Identity.Content?.Length ?? 0);
+                    // A writer still has the file open: the version indexed before stays.
+                    previous.TryFind(files[i].Relative, out old);
+                    results[i] = old is { IsFile: true } ? old : null;
+                    Interlocked.Increment(ref unsettled);
+                    if (cache[i])
+                    {
+                        _budget.Release(files[i].Length);
+                    }
+
+                    return;
+                }
+
+                results[i] = BuildAccounted(files[i], root, cache[i], stamps.GetValueOrDefault(files[i].Relative), out var settled);
+                if (!settled)
+                {
+                    Interlocked.Increment(ref unsettled);
+                    results[i] = previous is not null && previous.TryFind(files[i].Relative, out old) && old.IsFile ? old : null;
                 }
             });
+        Unsettled = unsettled;
         return results;
     }
+
+    /// <summary>
+    /// Files the last <see cref="Build"/> left as they were indexed before (or out) because they
+    /// were still being written: the caller looks at them again once they have settled.
+    /// </summary>
+    public int Unsettled { get; private set; }
+
+    /// <summary>
+    /// The entry of one file named by a change event, read now. <paramref name="settled"/> is false
+    /// when the file changed while it was read (a writer is still at it); the entry is then
+    /// <see langword="null"/> and the caller keeps the version it had. An entry equal to
+    /// <paramref name="previous"/> (same bytes, length, time and sidecars) is returned as
+    /// <paramref name="previous"/>, so it keeps its variants.
+    /// </summary>
+    public CatalogEntry? BuildOne(FoundFile file, string root, CatalogEntry? previous, out bool settled)
+    {
+        var stamp = _options.Compression.Enabled ? SidecarStampOf(file.Physical) : 0;
+        var cache = file.Length <= _options.MaxCachedFileSize && _budget.TryReserve(file.Length);
+        var entry = BuildAccounted(file, root, cache, stamp, out settled);
+        if (entry is not null && previous is { IsFile: true }
+            && previous.LastWriteTicks == entry.LastWriteTicks && previous.Identity.Length != entry.Identity.Length)
+        {
+            // A new length under the old time: a truncation under way (the file system sets the
+            // length before the time, and sends its event after both). Not a version.
+            _budget.Release(entry.Identity.Content?.Length ?? 0);
+            settled = false;
+            return null;
+        }
+
+        if (entry is not null && previous is { IsFile: true }
+            && previous.Identity.Length == entry.Identity.Length
+            && previous.LastWriteTicks == entry.LastWriteTicks
+            && previous.SidecarStamp == entry.SidecarStamp
+            && previous.IsAt(file.Physical)
+            && string.Equals(previous.Identity.ETag.ToString(), entry.Identity.ETag.ToString(), StringComparison.Ordinal))
+        {
+            _budget.Release(entry.Identity.Content?.Length ?? 0);
+            return previous;
+        }
+
+        return entry;
+    }
+
+    /// <summary>Builds a file's entry and accounts for the memory it holds against the budget reserved for it.</summary>
+    private CatalogEntry? BuildAccounted(FoundFile file, string root, bool cache, long sidecarStamp, out bool settled)
+    {
+        var entry = BuildFile(file, root, cache, sidecarStamp, out settled);
+        if (!settled)
+        {
+            entry = null;
+        }
+
+        if (cache)
+        {
+            // Account for what is held: nothing if the file was skipped, its new size if
+            // it changed between the scan and the read.
+            _budget.Release(file.Length);
+            _budget.TryReserve(entry?.Identity.Content?.Length ?? 0);
+        }
+
+        return entry;
+    }
+
+    /// <summary>The sidecar stamp of one file, from an lstat(2) of each possible sidecar.</summary>
+    private static long SidecarStampOf(string physical)
+    {
+        long stamp = 0;
+        foreach (var extension in s_sidecarExtensions)
+        {
+            var facts = FileSystemProbe.Probe(physical + extension);
+            if (facts.Kind == FileKind.Regular)
+            {
+                stamp += SidecarStamp(extension, facts.Length, facts.LastWriteTicks);
+            }
+        }
+
+        return stamp;
+    }
+
+    /// <summary>One sidecar's share of a stamp; shares are added, so the order they are found in does not matter.</summary>
+    private static long SidecarStamp(string extension, long length, long lastWriteTicks)
+        => HashCode.Combine(extension, length, lastWriteTicks);
 
     /// <summary>
     /// For each file with precompressed sidecars (<c>app.js.br</c>, <c>.zst</c>, <c>.gz</c>),
@@ -109,7 +206,7 @@ internal sealed class EntryBuilder
                 if (file.Relative.EndsWith(extension, StringComparison.Ordinal))
                 {
                     var source = file.Relative[..^extension.Length];
-                    stamps[source] = HashCode.Combine(stamps.GetValueOrDefault(source), extension, file.Length, file.LastWriteTicks);
+                    stamps[source] = stamps.GetValueOrDefault(source) + SidecarStamp(extension, file.Length, file.LastWriteTicks);
                 }
             }
         }
@@ -127,8 +224,9 @@ internal sealed class EntryBuilder
         return _httpDates.GetOrAdd(seconds, static s => new DateTimeOffset(s, TimeSpan.Zero).ToString("r"));
     }
 
-    private CatalogEntry? BuildFile(FoundFile file, string root, bool cache, long sidecarStamp)
+    private CatalogEntry? BuildFile(FoundFile file, string root, bool cache, long sidecarStamp, out bool settled)
     {
+        settled = true;
         var contentType = _contentTypes.For(file.Name);
         if (contentType is null)
         {
@@ -146,6 +244,7 @@ internal sealed class EntryBuilder
             var length = facts.Length;
             var lastWrite = new DateTime(facts.LastWriteTicks, DateTimeKind.Utc);
             Representation identity;
+            FileFacts? after = null;
             if (cache)
             {
                 var content = new byte[length];
@@ -155,7 +254,9 @@ internal sealed class EntryBuilder
                     var n = RandomAccess.Read(handle, content.AsSpan(read), read);
                     if (n == 0)
                     {
-                        throw new IOException("The file was truncated while it was read.");
+                        // Truncated while read: a writer is at work.
+                        settled = false;
+                        return null;
                     }
 
                     read += n;
@@ -168,10 +269,22 @@ internal sealed class EntryBuilder
             {
                 using var stream = new FileStream(handle, FileAccess.Read, bufferSize: 0);
                 identity = new Representation(ContentCoding.Identity, length, EntityTag.Compute(stream), content: null, file.Physical);
+
+                // Before the stream closes the handle it was given.
+                after = FileSystemProbe.Probe(handle);
             }
             else
             {
                 identity = new Representation(ContentCoding.Identity, length, EntityTag.FromMetadata(length, lastWrite.Ticks), content: null, file.Physical);
+            }
+
+            // The same length and time after the read as before it, or a writer was at work
+            // meanwhile and the bytes may be half of one version and half of another.
+            after ??= FileSystemProbe.Probe(handle);
+            if (after.Value.Length != length || after.Value.LastWriteTicks != facts.LastWriteTicks)
+            {
+                settled = false;
+                return null;
             }
 
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);

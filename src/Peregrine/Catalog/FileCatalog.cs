@@ -24,6 +24,11 @@ internal sealed class FileCatalog : IDisposable
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly SemaphoreSlim _refreshSignal = new(0);
     private readonly CancellationTokenSource _stopping = new();
+
+    // Held while a snapshot is made from the one in force and published: an incremental update
+    // (the watcher's thread) and a whole rescan (the refresh loop) never build on the same one.
+    private readonly Lock _publishing = new();
+    private readonly IncrementalUpdate _update;
     private volatile CatalogSnapshot? _current;
     private CatalogWatcher? _watcher;
     private int _started;
@@ -40,6 +45,7 @@ internal sealed class FileCatalog : IDisposable
         _logger = loggerFactory.CreateLogger("Peregrine");
         Budget = new MemoryBudget(_options.MemoryBudget);
         Headers = new ConfiguredHeaders(_options);
+        _update = new IncrementalUpdate(_options, Budget, _logger);
     }
 
     public PeregrineOptions Options => _options;
@@ -67,7 +73,17 @@ internal sealed class FileCatalog : IDisposable
     /// thread that built it, after it is in force: how the stages above the catalog (compression)
     /// learn of new and dropped entries without the catalog knowing them.
     /// </summary>
-    public event Action<CatalogSnapshot, CatalogSnapshot?>? Published;
+    /// <remarks>
+    /// The delta lists the file entries an incremental update brought in and dropped; it is
+    /// <see langword="null"/> when a whole rescan made the snapshot, and the two must be compared.
+    /// </remarks>
+    public event Action<CatalogSnapshot, CatalogSnapshot?, SnapshotDelta?>? Published;
+
+    /// <summary>
+    /// True while a writer is known to be at <paramref name="relativePath"/> (the watcher saw it
+    /// written and not yet closed): the version on disk is not one to send.
+    /// </summary>
+    public bool IsBeingWritten(string relativePath) => _watcher?.IsBeingWritten(relativePath) == true;
 
     /// <summary>Paths in a first index above which its scratch memory is handed back to the system.</summary>
     private const int LargeTree = 50_000;
@@ -90,6 +106,22 @@ internal sealed class FileCatalog : IDisposable
         if (Interlocked.Exchange(ref _refreshPending, 1) == 0)
         {
             _refreshSignal.Release();
+        }
+    }
+
+    /// <summary>True when the watcher follows writers to their close (inotify).</summary>
+    public bool HasCloseEvents => _watcher?.HasCloseEvents == true;
+
+    /// <summary>
+    /// Told by a sender that a file is not as indexed. With close events the watcher brings the
+    /// change once its writer is done, and a rescan now would only race the writer; without
+    /// them, a rescan is asked for.
+    /// </summary>
+    public void NoticeChanged()
+    {
+        if (_watcher?.HasCloseEvents != true)
+        {
+            RequestRefresh();
         }
     }
 
@@ -120,7 +152,11 @@ internal sealed class FileCatalog : IDisposable
                 GC.Collect(2, GCCollectionMode.Aggressive, blocking: true, compacting: true);
             }
 
-            Publish(first);
+            lock (_publishing)
+            {
+                Publish(first, null);
+            }
+
             _ready.TrySetResult();
         }
         catch (Exception ex)
@@ -154,11 +190,20 @@ internal sealed class FileCatalog : IDisposable
 
     private void Rebuild()
     {
+        lock (_publishing)
+        {
+            RebuildLocked();
+        }
+    }
+
+    private void RebuildLocked()
+    {
         var previous = _current!;
         CatalogSnapshot next;
+        var builder = new CatalogBuilder(_options, Budget, _logger);
         try
         {
-            next = new CatalogBuilder(_options, Budget, _logger).Build(previous, _stopping.Token);
+            next = builder.Build(previous, _stopping.Token, IsUnsettled);
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
         {
@@ -166,37 +211,122 @@ internal sealed class FileCatalog : IDisposable
             // deploy), or a file vanished mid-scan: keep serving the last good snapshot and try
             // again shortly, so that a change is never left unindexed for want of an event.
             PeregrineLog.RebuildFailed(_logger, _options.Root, ex.Message);
-            _ = Task.Delay(TimeSpan.FromSeconds(1), _stopping.Token).ContinueWith(
-                _ => RequestRefresh(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
+            RefreshAfter(TimeSpan.FromSeconds(1));
             return;
         }
 
-        Publish(next);
+        if (builder.Unsettled > 0)
+        {
+            // Files still being written kept their previous version: look again once they settle.
+            RefreshAfter(_options.Watch.SettleTime);
+        }
+
+        Publish(next, null);
         if (next.Root != previous.Root || next.RootIdentity != previous.RootIdentity)
         {
             PeregrineLog.RootReplaced(_logger, _options.Root, next.Root);
         }
 
         _watcher?.Retarget(next);
-        ReleaseDropped(previous, next);
+        ReleaseDropped(previous.Files.Where(entry => !next.Holds(entry)));
     }
 
-    private void Publish(CatalogSnapshot snapshot)
+    /// <summary>
+    /// For a rescan: true when a changed file is not to be taken yet, because the watcher knows a
+    /// writer is at it, or its modification time is within
+    /// <see cref="WatchOptions.SettleTime"/> of now: the settle rule.
+    /// </summary>
+    private bool IsUnsettled(string relativePath)
+    {
+        if (IsBeingWritten(relativePath))
+        {
+            return true;
+        }
+
+        // Also with close events: during a rescan the watcher's view may lag the disk.
+        var modified = FileSystemProbe.Probe(_current!.Root + relativePath).LastWriteTicks;
+        return DateTime.UtcNow.Ticks - modified < _options.Watch.SettleTime.Ticks;
+    }
+
+    private void RefreshAfter(TimeSpan delay)
+        => _ = Task.Delay(delay, _stopping.Token).ContinueWith(
+            _ => RequestRefresh(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
+
+    /// <summary>
+    /// Applies change events to the snapshot in force and publishes the result (see
+    /// <see cref="IncrementalUpdate"/>); a tree with links, or a change the events cannot
+    /// describe, asks for a whole rescan instead. Returns the paths left at their previous
+    /// version because they were still being written. <paramref name="root"/> is the root the
+    /// events came from: events from a root no longer in force are dropped.
+    /// </summary>
+    internal IReadOnlyList<ChangedPath> ApplyChanges(string root, IReadOnlyCollection<ChangedPath> paths, Func<string, bool> stillSettled)
+    {
+        lock (_publishing)
+        {
+            var current = _current;
+            if (current is null)
+            {
+                // Before the first index: the scan under way may have missed them; try again later.
+                return [.. paths];
+            }
+
+            if (current.Root != root)
+            {
+                return [];
+            }
+
+            if (current.HasLinks)
+            {
+                RequestRefresh();
+                return [];
+            }
+
+            var started = System.Diagnostics.Stopwatch.GetTimestamp();
+            UpdateResult result;
+            try
+            {
+                result = _update.Apply(current, paths, stillSettled, _stopping.Token);
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            {
+                // A folder vanished while it was scanned: the rescan sorts it out.
+                RequestRefresh();
+                return [];
+            }
+
+            if (result.NeedsRescan)
+            {
+                RequestRefresh();
+                return [];
+            }
+
+            if (result.Next is { } next)
+            {
+                Publish(next, result.Delta);
+                ReleaseDropped(result.Delta.Removed);
+            }
+
+            PeregrineLog.Updated(_logger, paths.Count, root, System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, result.Deferred.Count);
+            return result.Deferred;
+        }
+    }
+
+    private void Publish(CatalogSnapshot snapshot, SnapshotDelta? delta)
     {
         var previous = _current;
         _current = snapshot;
         Generation++;
-        Published?.Invoke(snapshot, previous);
+        Published?.Invoke(snapshot, previous, delta);
     }
 
     /// <summary>Gives back the file content of entries the new snapshot no longer holds.</summary>
-    private void ReleaseDropped(CatalogSnapshot previous, CatalogSnapshot next)
+    private void ReleaseDropped(IEnumerable<CatalogEntry> dropped)
     {
         // Each file once (an index document is also its folder's "/" entry), so each is
         // released once; variants are released by the compressor, which follows Published.
-        foreach (var entry in previous.Files)
+        foreach (var entry in dropped)
         {
-            if (entry.Identity.Content is { } content && !next.Holds(entry))
+            if (entry.Identity.Content is { } content)
             {
                 Budget.Release(content.Length);
             }

@@ -24,11 +24,18 @@ namespace Peregrine.Catalog;
 /// number of files.
 /// </para>
 /// <para>
+/// The table is cut into shards by the hash's top bits, each its own small open-addressed table of
+/// a few hundred keys, behind one array of shard references. A change to a few paths
+/// (<see cref="With"/>) rebuilds only the shards they fall in and copies the array of references:
+/// its cost follows the number of changed paths, not the size of the tree, and the old index stays
+/// whole for the requests still reading it (bench/RESULTS.md, "Live content", has the figures).
+/// </para>
+/// <para>
 /// Keys come from the tree, not from requests, so a request cannot lengthen a probe sequence. A
 /// tree whose names were chosen to collide (an upload folder, say) could try: the hash's seed and
 /// secret are random per process, and if any key still lands more than
 /// <see cref="MaxProbeBeforeFallback"/> slots from its home, or a run of occupied slots is longer
-/// than <see cref="MaxRunBeforeFallback"/>, the table is rebuilt with the randomized Marvin hash
+/// than <see cref="MaxRunBeforeFallback"/>, that shard is rebuilt with the randomized Marvin hash
 /// (<see cref="string.GetHashCode(ReadOnlySpan{char})"/>), as <c>Dictionary&lt;string, T&gt;</c>
 /// switches to it after too many collisions.
 /// </para>
@@ -49,123 +56,131 @@ internal sealed class PathIndex
     /// </summary>
     internal const int MaxRunBeforeFallback = 1024;
 
-    private readonly Slot[] _slots;
-    private readonly int _mask;
+    /// <summary>
+    /// Keys per shard aimed for when the shards are laid out: small enough that rebuilding one
+    /// is a few microseconds, large enough that the array of shards stays a small copy.
+    /// </summary>
+    internal const int KeysPerShard = 512;
+
+    private readonly Shard[] _shards;
+    private readonly int _shift;
     private readonly ulong _seed;
     private readonly ulong _secret;
     private readonly bool _marvin;
 
-    private PathIndex(int count, bool marvin)
+    private PathIndex(Shard[] shards, int count, ulong seed, ulong secret, bool marvin)
     {
+        _shards = shards;
+        _shift = 32 - BitOperations.Log2((uint)shards.Length);
         Count = count;
-        var capacity = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Max(8, count * 2));
-        _mask = capacity - 1;
-        _seed = (ulong)Random.Shared.NextInt64() | 1;
-        _secret = (ulong)Random.Shared.NextInt64() | 1;
+        _seed = seed;
+        _secret = secret;
         _marvin = marvin;
-        _slots = new Slot[capacity];
     }
 
-    /// <summary>Builds the table; keys are unique (they come from a dictionary).</summary>
+    /// <summary>Builds the index; keys are unique (they come from a dictionary).</summary>
     public static PathIndex Create(IReadOnlyCollection<KeyValuePair<string, CatalogEntry>> entries, bool marvin = false)
+        => Create(entries, entries.Count, (ulong)Random.Shared.NextInt64() | 1, (ulong)Random.Shared.NextInt64() | 1, marvin);
+
+    private static PathIndex Create(IEnumerable<KeyValuePair<string, CatalogEntry>> entries, int count, ulong seed, ulong secret, bool marvin)
     {
-        var index = new PathIndex(entries.Count, marvin);
-        foreach (var (key, entry) in entries)
+        var shardCount = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Max(1, count / KeysPerShard));
+        var shift = 32 - BitOperations.Log2((uint)shardCount);
+        var buckets = new List<KeyValuePair<string, CatalogEntry>>[shardCount];
+        foreach (var pair in entries)
         {
-            if (!index.Add(key, entry) && !marvin)
+            var shard = ShardOf(FastHash(pair.Key, seed, secret), shift);
+            (buckets[shard] ??= []).Add(pair);
+        }
+
+        var shards = new Shard[shardCount];
+        for (var i = 0; i < shardCount; i++)
+        {
+            shards[i] = Shard.Create(buckets[i] ?? [], seed, secret, marvin);
+        }
+
+        return new PathIndex(shards, count, seed, secret, marvin);
+    }
+
+    /// <summary>
+    /// A new index holding this one's keys with <paramref name="changes"/> applied: a key with an
+    /// entry is added or replaced, a key with <see langword="null"/> removed. Only the shards the
+    /// changed keys fall in are rebuilt; the others are shared with this index, which is left
+    /// as it was.
+    /// </summary>
+    public PathIndex With(IReadOnlyDictionary<string, CatalogEntry?> changes)
+    {
+        var count = Count;
+        var touched = new Dictionary<int, Dictionary<string, CatalogEntry>>();
+        foreach (var (key, entry) in changes)
+        {
+            var shard = ShardOf(FastHash(key, _seed, _secret), _shift);
+            if (!touched.TryGetValue(shard, out var pairs))
             {
-                return Create(entries, marvin: true);
+                touched[shard] = pairs = new Dictionary<string, CatalogEntry>(_shards[shard].Pairs(), StringComparer.Ordinal);
             }
-        }
 
-        return marvin || index.LongestRun() <= MaxRunBeforeFallback ? index : Create(entries, marvin: true);
-    }
-
-    /// <summary>The longest run of occupied slots, counting a run that wraps around the end.</summary>
-    internal int LongestRun()
-    {
-        int longest = 0, run = 0, leading = -1;
-        foreach (var slot in _slots)
-        {
-            if (slot.Key is null)
+            var had = pairs.Remove(key);
+            if (entry is not null)
             {
-                leading = leading < 0 ? run : leading;
-                run = 0;
-                continue;
+                pairs[key] = entry;
             }
 
-            run++;
-            longest = Math.Max(longest, run);
+            count += (entry is null ? 0 : 1) - (had ? 1 : 0);
         }
 
-        // The table is at most half full, so there is an empty slot and leading is set.
-        return Math.Max(longest, run + Math.Max(leading, 0));
-    }
-
-    /// <summary>Places a key; false when it landed too far from its home slot (see the remarks).</summary>
-    private bool Add(string key, CatalogEntry entry)
-    {
-        var hash = Hash(key);
-        var index = (int)hash & _mask;
-        var distance = 0;
-        while (_slots[index].Key is not null)
+        if (count > _shards.Length * KeysPerShard * 4)
         {
-            index = (index + 1) & _mask;
-            distance++;
+            // The tree outgrew its layout (a deploy into an empty root, one change at a time):
+            // lay it out again once, so that shards stay small.
+            var all = new Dictionary<string, CatalogEntry>(Pairs, StringComparer.Ordinal);
+            foreach (var (key, entry) in changes)
+            {
+                if (entry is null)
+                {
+                    all.Remove(key);
+                }
+                else
+                {
+                    all[key] = entry;
+                }
+            }
+
+            return Create(all, all.Count, _seed, _secret, _marvin);
         }
 
-        _slots[index] = new Slot(key, entry, hash);
-        return distance <= MaxProbeBeforeFallback;
+        var shards = (Shard[])_shards.Clone();
+        foreach (var (index, pairs) in touched)
+        {
+            shards[index] = Shard.Create(pairs, _seed, _secret, _marvin);
+        }
+
+        return new PathIndex(shards, count, _seed, _secret, _marvin);
     }
+
+    /// <summary>The longest run of occupied slots in any shard, counting a run that wraps around.</summary>
+    internal int LongestRun() => _shards.Max(shard => shard.LongestRun());
 
     public int Count { get; }
 
-    /// <summary>True when the table fell back to Marvin hashing (see the remarks).</summary>
-    public bool UsesMarvin => _marvin;
+    /// <summary>True when a shard fell back to Marvin hashing (see the remarks).</summary>
+    public bool UsesMarvin => _shards.Any(shard => shard.Marvin);
 
-    /// <summary>Every key and entry, in table order.</summary>
-    public IEnumerable<KeyValuePair<string, CatalogEntry>> Pairs
-    {
-        get
-        {
-            foreach (var slot in _slots)
-            {
-                if (slot.Key is not null)
-                {
-                    yield return new(slot.Key, slot.Entry);
-                }
-            }
-        }
-    }
+    /// <summary>Every key and entry, shard by shard.</summary>
+    public IEnumerable<KeyValuePair<string, CatalogEntry>> Pairs => _shards.SelectMany(shard => shard.Pairs());
 
     /// <summary>Finds a path's entry without allocating: the span is hashed and compared in place.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryFind(ReadOnlySpan<char> path, [System.Diagnostics.CodeAnalysis.MaybeNullWhen(false)] out CatalogEntry entry)
     {
-        var hash = Hash(path);
-        var slots = _slots;
-        var index = (int)hash & _mask;
-        while (true)
-        {
-            ref readonly var slot = ref slots[index];
-            if (slot.Key is null)
-            {
-                entry = null;
-                return false;
-            }
-
-            if (slot.Hash == hash && path.SequenceEqual(slot.Key))
-            {
-                entry = slot.Entry;
-                return true;
-            }
-
-            index = (index + 1) & _mask;
-        }
+        var hash = FastHash(MemoryMarshal.AsBytes(path), _seed, _secret);
+        return _shards[ShardOf(hash, _shift)].TryFind(path, hash, out entry);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private uint Hash(ReadOnlySpan<char> path)
-        => _marvin ? (uint)string.GetHashCode(path) : FastHash(MemoryMarshal.AsBytes(path), _seed, _secret);
+    private static int ShardOf(uint hash, int shift) => (int)((ulong)hash >> shift);
+
+    private static uint FastHash(string key, ulong seed, ulong secret) => FastHash(MemoryMarshal.AsBytes(key.AsSpan()), seed, secret);
 
     /// <summary>
     /// A multiply-fold hash (the construction of wyhash): 16 bytes per step, each folded through
@@ -218,6 +233,113 @@ internal sealed class PathIndex
     {
         var high = Math.BigMul(a, b, out var low);
         return high ^ low;
+    }
+
+    /// <summary>One shard: open addressing with linear probing, at most half full.</summary>
+    private sealed class Shard
+    {
+        private readonly Slot[] _slots;
+        private readonly int _mask;
+
+        private Shard(int count, bool marvin)
+        {
+            var capacity = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Max(8, count * 2));
+            _mask = capacity - 1;
+            _slots = new Slot[capacity];
+            Marvin = marvin;
+        }
+
+        public bool Marvin { get; }
+
+        public static Shard Create(ICollection<KeyValuePair<string, CatalogEntry>> pairs, ulong seed, ulong secret, bool marvin)
+        {
+            var shard = new Shard(pairs.Count, marvin);
+            foreach (var (key, entry) in pairs)
+            {
+                var hash = marvin ? (uint)string.GetHashCode(key) : FastHash(key, seed, secret);
+                if (!shard.Add(key, entry, hash) && !marvin)
+                {
+                    return Create(pairs, seed, secret, marvin: true);
+                }
+            }
+
+            return marvin || shard.LongestRun() <= MaxRunBeforeFallback ? shard : Create(pairs, seed, secret, marvin: true);
+        }
+
+        /// <summary>Places a key; false when it landed too far from its home slot (see the remarks).</summary>
+        private bool Add(string key, CatalogEntry entry, uint hash)
+        {
+            var index = (int)hash & _mask;
+            var distance = 0;
+            while (_slots[index].Key is not null)
+            {
+                index = (index + 1) & _mask;
+                distance++;
+            }
+
+            _slots[index] = new Slot(key, entry, hash);
+            return distance <= MaxProbeBeforeFallback;
+        }
+
+        public int LongestRun()
+        {
+            int longest = 0, run = 0, leading = -1;
+            foreach (var slot in _slots)
+            {
+                if (slot.Key is null)
+                {
+                    leading = leading < 0 ? run : leading;
+                    run = 0;
+                    continue;
+                }
+
+                run++;
+                longest = Math.Max(longest, run);
+            }
+
+            // The table is at most half full, so there is an empty slot and leading is set.
+            return Math.Max(longest, run + Math.Max(leading, 0));
+        }
+
+        public IEnumerable<KeyValuePair<string, CatalogEntry>> Pairs()
+        {
+            foreach (var slot in _slots)
+            {
+                if (slot.Key is not null)
+                {
+                    yield return new(slot.Key, slot.Entry);
+                }
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public bool TryFind(ReadOnlySpan<char> path, uint hash, [System.Diagnostics.CodeAnalysis.MaybeNullWhen(false)] out CatalogEntry entry)
+        {
+            if (Marvin)
+            {
+                hash = (uint)string.GetHashCode(path);
+            }
+
+            var slots = _slots;
+            var index = (int)hash & _mask;
+            while (true)
+            {
+                ref readonly var slot = ref slots[index];
+                if (slot.Key is null)
+                {
+                    entry = null;
+                    return false;
+                }
+
+                if (slot.Hash == hash && path.SequenceEqual(slot.Key))
+                {
+                    entry = slot.Entry;
+                    return true;
+                }
+
+                index = (index + 1) & _mask;
+            }
+        }
     }
 
     private readonly struct Slot(string key, CatalogEntry entry, uint hash)

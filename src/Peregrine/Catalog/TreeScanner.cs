@@ -30,13 +30,21 @@ internal sealed class TreeScanner
     }
 
     /// <summary>The servable files and the folders under <paramref name="root"/>, the root folder first.</summary>
-    public ScannedTree Scan(string root, CancellationToken cancellationToken)
+    public ScannedTree Scan(string root, CancellationToken cancellationToken) => Scan(root, "", cancellationToken);
+
+    /// <summary>
+    /// The servable files and the folders under the folder <paramref name="relative"/> of
+    /// <paramref name="root"/> (<c>""</c> for the root itself), that folder first: how a folder
+    /// that appeared or moved in is taken in without scanning the rest of the tree.
+    /// </summary>
+    public ScannedTree Scan(string root, string relative, CancellationToken cancellationToken)
     {
         var files = new List<FoundFile>();
         var directories = new List<FoundDirectory>();
-        var visited = new HashSet<string>(StringComparer.Ordinal) { root };
+        var start = root + relative;
+        var visited = new HashSet<string>(StringComparer.Ordinal) { start };
         var rootPrefix = root.EndsWith(Path.DirectorySeparatorChar) ? root : root + Path.DirectorySeparatorChar;
-        var level = new List<FoundSubdirectory> { new(root, "", Directory.GetLastWriteTimeUtc(root)) };
+        var level = new List<FoundSubdirectory> { new(start, relative, Directory.GetLastWriteTimeUtc(start)) };
 
         // Level by level: the folders of one level are read in parallel (a scan is mostly
         // getdents and stat calls, each waiting in the kernel), and the next level is collected
@@ -82,6 +90,19 @@ internal sealed class TreeScanner
         }
 
         return new ScannedTree(files, directories);
+    }
+
+    /// <summary>
+    /// One folder's servable files and its subfolders, without descending: what a folder's
+    /// listing needs when one of its files changed.
+    /// </summary>
+    public ScannedTree ScanFolder(string root, string relative)
+    {
+        var rootPrefix = root.EndsWith(Path.DirectorySeparatorChar) ? root : root + Path.DirectorySeparatorChar;
+        var found = ScanDirectory(root + relative, relative, rootPrefix);
+        var directories = new List<FoundDirectory> { new(relative, Directory.GetLastWriteTimeUtc(root + relative)) };
+        directories.AddRange(found.Subdirectories.Select(subdirectory => new FoundDirectory(subdirectory.Relative, subdirectory.LastWrite)));
+        return new ScannedTree(found.Files, directories);
     }
 
     /// <summary>One folder's servable files and its subfolders (links resolved, not yet deduplicated).</summary>

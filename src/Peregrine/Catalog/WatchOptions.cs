@@ -28,4 +28,20 @@ public sealed class WatchOptions
     /// (<c>current -> releases/43</c>) or a folder renamed into its place. Default: 500 ms.
     /// </summary>
     public TimeSpan RootCheckInterval { get; set; } = TimeSpan.FromMilliseconds(500);
+
+    /// <summary>
+    /// How long a file written without being closed (a hard link, a writer that keeps it open
+    /// and stopped writing) must go without a change before it is published as it stands; and,
+    /// for file systems watched without close events (polling, or no inotify), how long a changed
+    /// file's modification time must lie in the past before a rescan takes it. Until then the
+    /// previous version is served. Default: 500 ms.
+    /// </summary>
+    public TimeSpan SettleTime { get; set; } = TimeSpan.FromMilliseconds(500);
+
+    /// <summary>
+    /// A file kept open and written for longer than this (a log) is published as a snapshot
+    /// that held still while it was read, and again at each such interval while the writing
+    /// goes on. Default: 10 s.
+    /// </summary>
+    public TimeSpan OpenWriteLimit { get; set; } = TimeSpan.FromSeconds(10);
 }

@@ -136,8 +136,23 @@ internal sealed class Compressor : IDisposable
     /// <paramref name="previous"/> are retired, and its negotiable entries are queued (those
     /// reused from <paramref name="previous"/> already have their variants and are skipped).
     /// </summary>
-    internal void OnPublished(CatalogSnapshot snapshot, CatalogSnapshot? previous)
+    internal void OnPublished(CatalogSnapshot snapshot, CatalogSnapshot? previous, SnapshotDelta? delta = null)
     {
+        if (delta is not null)
+        {
+            // An incremental update says what it changed: no pass over the whole snapshot.
+            foreach (var entry in delta.Removed)
+            {
+                if (entry.Negotiable)
+                {
+                    Retire(entry);
+                }
+            }
+
+            Enqueue(delta.Added.Where(entry => entry.Negotiable));
+            return;
+        }
+
         if (previous is not null)
         {
             foreach (var entry in previous.Files)

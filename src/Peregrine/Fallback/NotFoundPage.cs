@@ -60,7 +60,10 @@ internal sealed class NotFoundPage
         {
             // Not in memory: the identity bytes as the file is now.
             representation = page.Identity;
-            content = FreshVersion.TryRead(page.PhysicalPath, DiskReadLimit, out _)?.Content;
+            // Any whole version will do (no indexed time to match: -1), but none a writer is at.
+            content = _catalog.IsBeingWritten(page.RelativePath)
+                ? null
+                : FreshVersion.TryRead(page.PhysicalPath, DiskReadLimit, indexedTicks: -1, refuseYoungerThan: TimeSpan.Zero, out _)?.Content;
             if (content is null)
             {
                 return;

@@ -254,8 +254,12 @@ internal sealed class BodySender
     /// </summary>
     private async Task ServeCurrentVersionAsync(HttpContext context, CatalogEntry entry)
     {
-        _catalog.RequestRefresh();
-        var fresh = FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, out var missing);
+        _catalog.NoticeChanged();
+
+        // A file a writer is still at has no whole current version: its bytes on disk may be
+        // half old and half new, however still they hold while read. 503 until it is closed.
+        var missing = false;
+        var fresh = _catalog.IsBeingWritten(entry.RelativePath) ? null : FreshVersion.TryRead(entry.PhysicalPath, FreshReadLimit, entry.LastWriteTicks, _catalog.HasCloseEvents ? _catalog.Options.Watch.SettleTime : TimeSpan.Zero, out missing);
         if (missing)
         {
             // Deleted since the index: answer as the next index will.
@@ -264,7 +268,7 @@ internal sealed class BodySender
             return;
         }
 
-        if (fresh is null)
+        if (fresh is null || _catalog.IsBeingWritten(entry.RelativePath))
         {
             FileNotAsIndexed(context, entry);
             return;
@@ -295,7 +299,7 @@ internal sealed class BodySender
     private void FileNotAsIndexed(HttpContext context, CatalogEntry entry)
     {
         PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
-        _catalog.RequestRefresh();
+        _catalog.NoticeChanged();
         var response = context.Response;
         response.Clear();
         response.StatusCode = StatusCodes.Status503ServiceUnavailable;

@@ -85,6 +85,52 @@ public sealed class PathIndexTests
     }
 
     [Fact]
+    public void With_AddsReplacesAndRemoves_AndLeavesTheOldIndexAsItWas()
+    {
+        var entries = Entries(Enumerable.Range(0, 20_000).Select(i => $"/d{i / 100}/f{i}.css"));
+        var index = PathIndex.Create(entries);
+        var replacement = Entries(["/d3/f300.css"])["/d3/f300.css"];
+        var added = Entries(["/new.css"])["/new.css"];
+
+        var next = index.With(new Dictionary<string, CatalogEntry?>
+        {
+            ["/d3/f300.css"] = replacement,
+            ["/new.css"] = added,
+            ["/d5/f500.css"] = null,
+            ["/never-there.css"] = null,
+        });
+
+        Assert.Equal(20_000, next.Count);
+        Assert.True(next.TryFind("/d3/f300.css".AsSpan(), out var found) && ReferenceEquals(found, replacement));
+        Assert.True(next.TryFind("/new.css".AsSpan(), out found) && ReferenceEquals(found, added));
+        Assert.False(next.TryFind("/d5/f500.css".AsSpan(), out _));
+        Assert.Equal(20_000, index.Count);
+        Assert.True(index.TryFind("/d5/f500.css".AsSpan(), out _));
+        Assert.False(index.TryFind("/new.css".AsSpan(), out _));
+        foreach (var (key, entry) in entries.Where(pair => pair.Key is not "/d3/f300.css" and not "/d5/f500.css"))
+        {
+            Assert.True(next.TryFind(key.AsSpan(), out found) && ReferenceEquals(found, entry), key);
+        }
+    }
+
+    [Fact]
+    public void With_OnATreeThatOutgrewItsShards_LaysThemOutAgain()
+    {
+        // Grown from empty one path at a time, as a deploy into an empty root is: every key is
+        // still found, and no shard holds the whole tree.
+        var index = PathIndex.Create(Entries([]));
+        var all = Entries(Enumerable.Range(0, 5_000).Select(i => $"/f{i}"));
+        foreach (var (key, entry) in all)
+        {
+            index = index.With(new Dictionary<string, CatalogEntry?> { [key] = entry });
+        }
+
+        Assert.Equal(5_000, index.Count);
+        Assert.All(all, pair => Assert.True(index.TryFind(pair.Key.AsSpan(), out var found) && ReferenceEquals(found, pair.Value)));
+        Assert.InRange(index.LongestRun(), 1, 300);
+    }
+
+    [Fact]
     public void AnEmptyTree_FindsNothing()
     {
         var index = PathIndex.Create(Entries([]));

@@ -1,0 +1,424 @@
+using System.Collections.Concurrent;
+using System.Runtime.InteropServices;
+using System.Text;
+
+namespace Peregrine.Catalog;
+
+/// <summary>
+/// Watches a tree through inotify(7) directly, for what <see cref="FileSystemWatcher"/> does not
+/// pass on: <c>IN_CLOSE_WRITE</c> (a writer is done) and <c>IN_MOVED_TO</c> (a file renamed into
+/// place, whole). A file that is created or modified is held back as "being written" until its
+/// writer closes it; only then is it read and published, so a half-written file is never
+/// served and the previous version stays until the new one is whole.
+/// </summary>
+/// <remarks>
+/// <para>
+/// One thread reads the events (non-blocking descriptor, <c>poll(2)</c> with a short timeout so
+/// that disposing needs no signal), coalesces them for <see cref="WatchOptions.CoalescingDelay"/>
+/// and hands the paths they name to the catalog (<see cref="FileCatalog.ApplyChanges"/>), which
+/// reads each file and publishes the next snapshot. Before publishing, the events that arrived
+/// during the read are taken in: a path written again meanwhile is left at its previous version
+/// and waits for its writer to finish once more.
+/// </para>
+/// <para>
+/// Two rules cover writers that never close: a file with no event for
+/// <see cref="WatchOptions.SettleTime"/> is taken as it stands (a hard link, a writer that keeps
+/// the file open and stopped), and a file written for longer than
+/// <see cref="WatchOptions.OpenWriteLimit"/> (a log) is published as a snapshot that held still
+/// while it was read, again at each such interval. A queue overflow (<c>IN_Q_OVERFLOW</c>) means
+/// events were lost, and asks for a whole rescan.
+/// </para>
+/// </remarks>
+internal sealed partial class InotifyWatcher : IDisposable
+{
+    private const uint InModify = 0x2;
+    private const uint InAttrib = 0x4;
+    private const uint InCloseWrite = 0x8;
+    private const uint InMovedFrom = 0x40;
+    private const uint InMovedTo = 0x80;
+    private const uint InCreate = 0x100;
+    private const uint InDelete = 0x200;
+    private const uint InDeleteSelf = 0x400;
+    private const uint InMoveSelf = 0x800;
+    private const uint InQueueOverflow = 0x4000;
+    private const uint InIgnored = 0x8000;
+    private const uint InOnlyDir = 0x0100_0000;
+    private const uint InDontFollow = 0x0200_0000;
+    private const uint InExclUnlink = 0x0400_0000;
+    private const uint InIsDir = 0x4000_0000;
+    private const int InNonBlock = 0x800;
+    private const int InCloseOnExec = 0x80000;
+    private const short PollIn = 1;
+    private const int PollTimeoutMs = 20;
+
+    private const uint Mask = InModify | InAttrib | InCloseWrite | InMovedFrom | InMovedTo | InCreate | InDelete
+        | InDeleteSelf | InMoveSelf | InOnlyDir | InDontFollow | InExclUnlink;
+
+    private readonly FileCatalog _catalog;
+    private readonly WatchOptions _options;
+    private readonly bool _serveHiddenFiles;
+    private readonly string _root;
+    private readonly int _fd;
+    private readonly Dictionary<int, string> _folders = [];
+    private readonly Dictionary<string, int> _watches = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, Writing> _writing = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, ChangedPath> _queued = new(StringComparer.Ordinal);
+    private readonly byte[] _buffer = new byte[64 * 1024];
+    private readonly Thread _thread;
+    private HashSet<string>? _touched;
+    private long _firstQueuedAt;
+    private volatile bool _stopping;
+
+    private InotifyWatcher(FileCatalog catalog, PeregrineOptions options, string root, int fd)
+    {
+        _catalog = catalog;
+        _options = options.Watch;
+        _serveHiddenFiles = options.ServeHiddenFiles;
+        _root = root;
+        _fd = fd;
+        _thread = new Thread(Run) { IsBackground = true, Name = "Peregrine watcher" };
+    }
+
+    /// <summary>When a file was first and last seen written since it was last published.</summary>
+    private sealed record Writing(long Since, long Last);
+
+    /// <summary>
+    /// Starts watching <paramref name="root"/> and every folder under it; <see langword="null"/>
+    /// with the reason when inotify cannot be used (not Linux, or the instance or watch limit
+    /// is reached), and the caller falls back to <see cref="FileSystemWatcher"/> and polling.
+    /// </summary>
+    public static InotifyWatcher? TryStart(FileCatalog catalog, PeregrineOptions options, string root, out string? failure)
+    {
+        failure = null;
+        if (!OperatingSystem.IsLinux())
+        {
+            failure = "inotify needs Linux";
+            return null;
+        }
+
+        int fd;
+        try
+        {
+            fd = inotify_init1(InNonBlock | InCloseOnExec);
+        }
+        catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
+        {
+            failure = ex.Message;
+            return null;
+        }
+
+        if (fd < 0)
+        {
+            failure = $"inotify_init1 failed (errno {Marshal.GetLastPInvokeError()})";
+            return null;
+        }
+
+        var watcher = new InotifyWatcher(catalog, options, root, fd);
+        if (!watcher.AddWatches("", out failure))
+        {
+            watcher.Dispose();
+            return null;
+        }
+
+        watcher._thread.Start();
+        return watcher;
+    }
+
+    /// <summary>The root this instance watches, every link resolved.</summary>
+    public string Root => _root;
+
+    /// <summary>True while a writer is known to have <paramref name="relative"/> open, or wrote it and has not settled.</summary>
+    public bool IsBeingWritten(string relative) => _writing.ContainsKey(relative);
+
+    public void Dispose()
+    {
+        _stopping = true;
+        if (_thread.IsAlive && Thread.CurrentThread != _thread)
+        {
+            _thread.Join();
+        }
+
+        close(_fd);
+    }
+
+    private void Run()
+    {
+        while (!_stopping)
+        {
+            Wait();
+            Drain();
+            var now = Environment.TickCount64;
+            Settle(now);
+            if (_queued.Count > 0 && now - _firstQueuedAt >= (long)_options.CoalescingDelay.TotalMilliseconds)
+            {
+                Flush(now);
+            }
+        }
+    }
+
+    private unsafe void Wait()
+    {
+        var pollFd = new PollFd { Fd = _fd, Events = PollIn };
+        poll(&pollFd, 1, PollTimeoutMs);
+    }
+
+    /// <summary>Queues the files whose writers went quiet, and snapshots of files written for too long.</summary>
+    private void Settle(long now)
+    {
+        if (_writing.IsEmpty)
+        {
+            return;
+        }
+
+        var settle = (long)_options.SettleTime.TotalMilliseconds;
+        var limit = (long)_options.OpenWriteLimit.TotalMilliseconds;
+        foreach (var (path, writing) in _writing)
+        {
+            if (now - writing.Last >= settle)
+            {
+                _writing.TryRemove(path, out _);
+                Queue(path, isDirectory: false, now);
+            }
+            else if (now - writing.Since >= limit)
+            {
+                // A log: publish what it holds now if it holds still while read (the length and
+                // time check), and wait another limit before the next snapshot.
+                _writing[path] = writing with { Since = now };
+                _catalog.ApplyChanges(_root, [new ChangedPath(path, false)], _ => true);
+            }
+        }
+    }
+
+    private void Flush(long now)
+    {
+        var batch = _queued.Values.ToList();
+        _queued.Clear();
+        _touched = new HashSet<string>(StringComparer.Ordinal);
+        var deferred = _catalog.ApplyChanges(_root, batch, path =>
+        {
+            Drain();
+            return !_touched.Contains(path) && !_writing.ContainsKey(path);
+        });
+        _touched = null;
+        foreach (var change in deferred)
+        {
+            // Changed while read: wait for its writer to finish (or go quiet) again.
+            _writing.AddOrUpdate(change.Relative, new Writing(now, now), (_, w) => w with { Last = now });
+        }
+    }
+
+    private void Queue(string relative, bool isDirectory, long now)
+    {
+        if (_queued.Count == 0)
+        {
+            _firstQueuedAt = now;
+        }
+
+        _queued[relative] = _queued.TryGetValue(relative, out var queued) ? queued with { IsDirectory = queued.IsDirectory || isDirectory } : new ChangedPath(relative, isDirectory);
+    }
+
+    /// <summary>Reads every event waiting, without blocking.</summary>
+    private unsafe void Drain()
+    {
+        fixed (byte* buffer = _buffer)
+        {
+            while (true)
+            {
+                var count = read(_fd, buffer, (nuint)_buffer.Length);
+                if (count <= 0)
+                {
+                    return;
+                }
+
+                var now = Environment.TickCount64;
+                var offset = 0;
+                while (offset + 16 <= count)
+                {
+                    var wd = *(int*)(buffer + offset);
+                    var mask = *(uint*)(buffer + offset + 4);
+                    var length = (int)*(uint*)(buffer + offset + 12);
+                    var name = new ReadOnlySpan<byte>(buffer + offset + 16, length);
+                    var end = name.IndexOf((byte)0);
+                    Handle(wd, mask, end < 0 ? name : name[..end], now);
+                    offset += 16 + length;
+                }
+            }
+        }
+    }
+
+    private void Handle(int wd, uint mask, ReadOnlySpan<byte> rawName, long now)
+    {
+        if ((mask & InQueueOverflow) != 0)
+        {
+            // Events were lost: only a rescan can tell what changed.
+            _catalog.RequestRefresh();
+            return;
+        }
+
+        if (!_folders.TryGetValue(wd, out var folder))
+        {
+            return;
+        }
+
+        if ((mask & InIgnored) != 0)
+        {
+            _folders.Remove(wd);
+            if (_watches.TryGetValue(folder, out var current) && current == wd)
+            {
+                _watches.Remove(folder);
+            }
+
+            return;
+        }
+
+        if (rawName.IsEmpty)
+        {
+            if ((mask & (InDeleteSelf | InMoveSelf)) != 0 && folder.Length == 0)
+            {
+                // The root itself went: the catalog's root check finds what replaced it.
+                _catalog.RequestRefresh();
+            }
+
+            return;
+        }
+
+        var name = Encoding.UTF8.GetString(rawName);
+        if ((name[0] == '.' && !_serveHiddenFiles && name != ".well-known") || name.Contains('\uFFFD'))
+        {
+            // Not served (hidden, or a name that does not decode): editor swap files and .git churn cost nothing.
+            return;
+        }
+
+        var relative = folder + "/" + name;
+        _touched?.Add(relative);
+        if ((mask & InIsDir) != 0)
+        {
+            if ((mask & (InDelete | InMovedFrom)) != 0)
+            {
+                RemoveWatches(relative);
+            }
+
+            if ((mask & (InCreate | InMovedTo)) != 0)
+            {
+                // Watched before it is scanned, so a file written into it meanwhile is not missed.
+                AddWatches(relative, out _);
+            }
+
+            if ((mask & (InDelete | InMovedFrom | InCreate | InMovedTo)) != 0)
+            {
+                Queue(relative, isDirectory: true, now);
+            }
+
+            return;
+        }
+
+        if ((mask & (InCreate | InModify)) != 0)
+        {
+            _writing.AddOrUpdate(relative, new Writing(now, now), (_, w) => w with { Last = now });
+        }
+
+        if ((mask & (InCloseWrite | InMovedTo | InDelete | InMovedFrom)) != 0)
+        {
+            _writing.TryRemove(relative, out _);
+            Queue(relative, isDirectory: false, now);
+        }
+        else if ((mask & InAttrib) != 0 && !_writing.ContainsKey(relative))
+        {
+            // touch(1), chmod(1): the time or the readability changed.
+            Queue(relative, isDirectory: false, now);
+        }
+    }
+
+    /// <summary>Watches a folder and every folder under it (not hidden ones, and not through links).</summary>
+    private bool AddWatches(string relative, out string? failure)
+    {
+        failure = null;
+        var pending = new Stack<string>();
+        pending.Push(relative);
+        while (pending.TryPop(out var folder))
+        {
+            var wd = inotify_add_watch(_fd, _root + folder, Mask);
+            if (wd < 0)
+            {
+                var errno = Marshal.GetLastPInvokeError();
+                if (errno == 28)
+                {
+                    // ENOSPC: the watch limit (fs.inotify.max_user_watches) is reached.
+                    failure = $"the inotify watch limit is reached (fs.inotify.max_user_watches) at {_root + folder}";
+                    return false;
+                }
+
+                // Gone already, or a link (IN_DONT_FOLLOW): nothing to watch.
+                continue;
+            }
+
+            _folders[wd] = folder;
+            _watches[folder] = wd;
+            try
+            {
+                foreach (var name in new System.IO.Enumeration.FileSystemEnumerable<string>(
+                    _root + folder,
+                    static (ref System.IO.Enumeration.FileSystemEntry entry) => entry.FileName.ToString(),
+                    new EnumerationOptions { IgnoreInaccessible = true, AttributesToSkip = FileAttributes.ReparsePoint })
+                {
+                    ShouldIncludePredicate = static (ref System.IO.Enumeration.FileSystemEntry entry) => entry.IsDirectory,
+                })
+                {
+                    if (name[0] != '.' || _serveHiddenFiles || name == ".well-known")
+                    {
+                        pending.Push(folder + "/" + name);
+                    }
+                }
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            {
+                // Removed while being walked: its own event takes it out.
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>Stops watching a folder that went or moved away, and everything under it.</summary>
+    private void RemoveWatches(string relative)
+    {
+        var prefix = relative + "/";
+        foreach (var (folder, wd) in _watches.ToList())
+        {
+            if (folder == relative || folder.StartsWith(prefix, StringComparison.Ordinal))
+            {
+                // A watch follows its folder: left on a folder moved out of the tree, it would
+                // report events under a path that no longer names it.
+                inotify_rm_watch(_fd, wd);
+                _watches.Remove(folder);
+                _folders.Remove(wd);
+            }
+        }
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    private struct PollFd
+    {
+        public int Fd;
+        public short Events;
+        public short Revents;
+    }
+
+    [LibraryImport("libc", SetLastError = true)]
+    private static partial int inotify_init1(int flags);
+
+    [LibraryImport("libc", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    private static partial int inotify_add_watch(int fd, string path, uint mask);
+
+    [LibraryImport("libc", SetLastError = true)]
+    private static partial int inotify_rm_watch(int fd, int wd);
+
+    [LibraryImport("libc", SetLastError = true)]
+    private static unsafe partial nint read(int fd, byte* buffer, nuint count);
+
+    [LibraryImport("libc", SetLastError = true)]
+    private static unsafe partial int poll(PollFd* fds, nuint count, int timeout);
+
+    [LibraryImport("libc")]
+    private static partial int close(int fd);
+}
