@@ -14,7 +14,8 @@ internal sealed class TreeScanner
 {
     private static readonly EnumerationOptions s_enumeration = new()
     {
-        IgnoreInaccessible = true,
+        // A folder that cannot be read is reported (ScanDirectory) rather than skipped unseen.
+        IgnoreInaccessible = false,
         AttributesToSkip = 0,
         RecurseSubdirectories = false,
         ReturnSpecialDirectories = false,
@@ -113,10 +114,27 @@ internal sealed class TreeScanner
         // Names and full paths only: no FileSystemInfo, whose attributes cost an lstat(2) and a
         // geteuid(2) per entry. One lstat(2) below tells links from the rest and gives a plain
         // file's length and time.
-        var entries = new FileSystemEnumerable<(string Name, string FullPath)>(
-            directoryPhysical,
-            static (ref FileSystemEntry entry) => (entry.FileName.ToString(), entry.ToFullPath()),
-            s_enumeration);
+        try
+        {
+            // opendir(2) runs here, in the constructor.
+            var entries = new FileSystemEnumerable<(string Name, string FullPath)>(
+                directoryPhysical,
+                static (ref FileSystemEntry entry) => (entry.FileName.ToString(), entry.ToFullPath()),
+                s_enumeration);
+            AddEntries(entries, directoryRelative, rootPrefix, found);
+        }
+        catch (UnauthorizedAccessException ex)
+        {
+            // EACCES on opendir(2): the folder and all under it are left out, the rest of the
+            // tree is served. Once per scan, like an unreadable file.
+            PeregrineLog.Unreadable(_logger, directoryPhysical, ex.Message);
+        }
+
+        return found;
+    }
+
+    private void AddEntries(FileSystemEnumerable<(string Name, string FullPath)> entries, string directoryRelative, string rootPrefix, FoundInDirectory found)
+    {
         foreach (var (name, fullPath) in entries)
         {
             if (!IsServableName(name))
@@ -168,8 +186,6 @@ internal sealed class TreeScanner
                     break;
             }
         }
-
-        return found;
     }
 
     private bool IsServableName(string name)

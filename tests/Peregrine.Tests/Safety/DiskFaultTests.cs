@@ -64,6 +64,47 @@ public sealed class DiskFaultTests
         File.Delete(shim);
     }
 
+    [Fact]
+    public async Task UnreadableFolder_IsLeftOut_LoggedOnce_AndTheRestIsServed()
+    {
+        using var tree = new TempTree();
+        tree.Write("locked/secret.txt", "secret");
+        tree.Write("open/page.txt", "page");
+        tree.Write("index.html", "home");
+        var shim = await BuildShimAsync();
+        using var server = ServerProcess.Start(
+            new Dictionary<string, string>
+            {
+                ["LD_PRELOAD"] = shim,
+                ["FAULT"] = "eacces-open",
+                ["FAULT_PATH"] = "/locked",
+            },
+            tree.Root, "--port", "0", "--no-watch", "--no-compression");
+        using var client = new HttpClient { BaseAddress = await server.AddressAsync(), Timeout = TimeSpan.FromSeconds(20) };
+
+        // 503 until the first index is built; then served.
+        var clock = Stopwatch.StartNew();
+        while ((await client.GetAsync("/index.html")).StatusCode == System.Net.HttpStatusCode.ServiceUnavailable)
+        {
+            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(15), "no index within 15 s:\n" + server.Output + server.Errors);
+            await Task.Delay(20);
+        }
+
+        Assert.Equal("page", await client.GetStringAsync("/open/page.txt"));
+        Assert.Equal("home", await client.GetStringAsync("/index.html"));
+        for (var i = 0; i < 3; i++)
+        {
+            using var response = await client.GetAsync("/locked/secret.txt");
+            Assert.Equal(404, (int)response.StatusCode);
+        }
+
+        server.Signal(ServerProcess.SIGTERM);
+        await server.WaitForExitAsync(TimeSpan.FromSeconds(15));
+        var log = server.Output + "\n" + server.Errors;
+        Assert.Equal(1, CountLines(log, "locked: it cannot be read"));
+        File.Delete(shim);
+    }
+
     private static int CountLines(string log, string text)
         => log.Split('\n').Count(line => line.Contains(text, StringComparison.OrdinalIgnoreCase));
 
