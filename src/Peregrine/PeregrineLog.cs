@@ -38,6 +38,9 @@ internal static partial class PeregrineLog
     [LoggerMessage(11, LogLevel.Warning, "Cannot watch {Root} for changes ({Reason}); rescanning every 2 s instead.")]
     public static partial void WatcherUnavailable(ILogger logger, string root, string reason);
 
+    [LoggerMessage(12, LogLevel.Warning, "Reading {Path} has not returned for {Seconds} s; its response waits on the disk. Not logged again for this file until it reads again.")]
+    public static partial void ReadHanging(ILogger logger, string path, int seconds);
+
     [LoggerMessage(20, LogLevel.Warning, "Aborted the response for {Path}: reading the file failed ({Reason}). Not logged again for this file until it reads again.")]
     public static partial void ReadFailedWhileSending(ILogger logger, string path, string reason);
 

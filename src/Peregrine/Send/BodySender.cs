@@ -50,6 +50,9 @@ internal sealed class BodySender
     // per file rather than once per request, until the file reads whole again.
     private readonly ConcurrentDictionary<string, byte> _unreadable = new(StringComparer.Ordinal);
 
+    // Reads from disk that do not return are reported while they hang.
+    private readonly DiskReadWatch _diskReads;
+
     // next answers a file deleted since the index, as the next index will.
     public BodySender(RequestDelegate next, FileCatalog catalog, PeregrineMetrics metrics, ILogger logger)
     {
@@ -58,6 +61,7 @@ internal sealed class BodySender
         _headers = catalog.Headers;
         _metrics = metrics;
         _logger = logger;
+        _diskReads = new DiskReadWatch(logger);
     }
 
     /// <summary>200 with the whole representation; for HEAD, the fields without the body.</summary>
@@ -156,9 +160,10 @@ internal sealed class BodySender
             return;
         }
 
+        using var watch = _diskReads.Start(representation.PhysicalPath!);
         try
         {
-            if (!await FileSender.CopyAsync(context, handle, offset, count, representation.Length, expectedTicks))
+            if (!await FileSender.CopyAsync(context, handle, offset, count, representation.Length, expectedTicks, watch))
             {
                 PeregrineLog.FileChangedWhileSending(_logger, entry.RelativePath);
                 ResponseAborter.Abort(context);
@@ -207,6 +212,8 @@ internal sealed class BodySender
             return;
         }
 
+        using var watch = handle is null ? null : _diskReads.Start(representation.PhysicalPath!);
+
         for (var i = 0; i < ranges.Length; i++)
         {
             var range = ranges[i];
@@ -221,7 +228,7 @@ internal sealed class BodySender
                 bool copied;
                 try
                 {
-                    copied = await FileSender.CopyAsync(context, handle!, range.Start, range.Length, representation.Length, expectedTicks);
+                    copied = await FileSender.CopyAsync(context, handle!, range.Start, range.Length, representation.Length, expectedTicks, watch!);
                 }
                 catch (IOException ex) when (!context.RequestAborted.IsCancellationRequested)
                 {

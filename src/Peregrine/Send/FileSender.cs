@@ -60,7 +60,7 @@ internal static class FileSender
     /// completed: the caller aborts the response and the client sees it cut short, never a
     /// whole body of wrong bytes.
     /// </summary>
-    public static async Task<bool> CopyAsync(HttpContext context, SafeFileHandle handle, long offset, long count, long expectedLength, long? expectedLastWriteTicks)
+    public static async Task<bool> CopyAsync(HttpContext context, SafeFileHandle handle, long offset, long count, long expectedLength, long? expectedLastWriteTicks, DiskReadWatch.Response watch)
     {
         var writer = context.Response.BodyWriter;
         var aborted = context.RequestAborted;
@@ -73,7 +73,17 @@ internal static class FileSender
                 memory = memory[..(int)count];
             }
 
-            var read = await RandomAccess.ReadAsync(handle, memory, offset, aborted);
+            int read;
+            watch.Reading();
+            try
+            {
+                read = await RandomAccess.ReadAsync(handle, memory, offset, aborted);
+            }
+            finally
+            {
+                watch.Read();
+            }
+
             if (read == 0 || (read == count && !IsVersion(handle, expectedLength, expectedLastWriteTicks)))
             {
                 return false;

@@ -65,6 +65,51 @@ public sealed class DiskFaultTests
     }
 
     [Fact]
+    public async Task ReadThatHangs_IsLoggedOnceWhileItHangs_TheRestIsServed_AndTheResponseEndsWhole()
+    {
+        using var tree = new TempTree();
+        var bytes = RandomNumberGenerator.GetBytes(4 * 1024 * 1024);
+        File.WriteAllBytes(Path.Combine(tree.Root, "big.bin"), bytes);
+        tree.Write("index.html", "home");
+        var arm = Path.Combine(tree.Root, "..", $"arm-{Guid.NewGuid():N}");
+        var shim = await BuildShimAsync();
+        using var server = ServerProcess.Start(
+            new Dictionary<string, string>
+            {
+                ["LD_PRELOAD"] = shim,
+                ["FAULT"] = "hang-read",
+                ["FAULT_PATH"] = "big.bin",
+                ["FAULT_HANG_MS"] = "9000",
+                ["FAULT_ARM"] = arm,
+            },
+            tree.Root, "--port", "0", "--no-watch", "--no-compression");
+        using var client = new HttpClient { BaseAddress = await server.AddressAsync(), Timeout = TimeSpan.FromSeconds(30) };
+        Assert.Equal(bytes, await client.GetByteArrayAsync("/big.bin"));
+
+        // Armed: the next read of big.bin sleeps 9 s in the kernel's stead.
+        File.WriteAllText(arm, "");
+        var hanging = client.GetByteArrayAsync("/big.bin");
+        try
+        {
+            var line = await server.LineAsync("has not returned", TimeSpan.FromSeconds(15));
+            Assert.Contains("big.bin", line);
+            Assert.False(hanging.IsCompleted);
+            Assert.Equal("home", await client.GetStringAsync("/index.html"));
+        }
+        finally
+        {
+            File.Delete(arm);
+        }
+
+        // The read returns at last, and the response completes with the right bytes.
+        Assert.Equal(bytes, await hanging);
+        server.Signal(ServerProcess.SIGTERM);
+        await server.WaitForExitAsync(TimeSpan.FromSeconds(15));
+        Assert.Equal(1, CountLines(server.Output + "\n" + server.Errors, "has not returned"));
+        File.Delete(shim);
+    }
+
+    [Fact]
     public async Task UnreadableFolder_IsLeftOut_LoggedOnce_AndTheRestIsServed()
     {
         using var tree = new TempTree();
