@@ -9,6 +9,7 @@ of 400 requests every 10 s. A writer rewrites, renames, creates and deletes file
 TREE/churn. Every 10 s one line: RSS, threads, open fds of PID, requests and p99 latency in the
 window, 5xx and socket errors so far. At the end: drift from minute 2 to the end.
 """
+import urllib.request
 import asyncio, os, random, subprocess, sys, threading, time, urllib.parse
 
 port, pid, tree, seconds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
@@ -80,6 +81,12 @@ def h2(stop):
             if line.startswith('status codes:'):
                 errors['h2 5xx'] += int(line.split(',')[3].split()[0])
 
+def gc_heap_kib():
+    # The server's /metrics (the soak starts it with --metrics): the GC heap after the last collection.
+    text = urllib.request.urlopen(f'http://127.0.0.1:{port}/metrics', timeout=5).read().decode()
+    line = next(l for l in text.splitlines() if l.startswith('dotnet_gc_heap_size_bytes '))
+    return int(line.split()[1]) // 1024
+
 async def main():
     stop = threading.Event()
     threading.Thread(target=writer, args=(stop,), daemon=True).start()
@@ -88,22 +95,22 @@ async def main():
     deadline = start + seconds
     tasks = [asyncio.create_task(client(deadline, rate / 8)) for _ in range(8)]
     samples = []
-    print('| t (s) | RSS (KiB) | threads | fds | requests | p99 (ms) | 5xx | socket errors | h2 failed requests | h2 5xx |')
-    print('|---|---|---|---|---|---|---|---|---|---|')
+    print('| t (s) | RSS (KiB) | threads | fds | requests | p99 (ms) | 5xx | socket errors | h2 failed requests | h2 5xx | GC heap (KiB) |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
     while time.time() < deadline:
         await asyncio.sleep(10)
         now = time.time()
         window = sorted(ms for at, ms in latencies if at > now - 10)
         p99 = window[int(len(window) * 0.99)] if window else float('nan')
-        s = (round(now - start), proc('VmRSS:'), len(os.listdir(f'/proc/{pid}/task')), len(os.listdir(f'/proc/{pid}/fd')), len(window), p99)
+        s = (round(now - start), proc('VmRSS:'), len(os.listdir(f'/proc/{pid}/task')), len(os.listdir(f'/proc/{pid}/fd')), len(window), p99, gc_heap_kib())
         samples.append(s)
-        print(f'| {s[0]} | {s[1]} | {s[2]} | {s[3]} | {s[4]} | {s[5]:.1f} | {errors["5xx"]} | {errors["socket"]} | {errors["h2"]} | {errors["h2 5xx"]} |', flush=True)
+        print(f'| {s[0]} | {s[1]} | {s[2]} | {s[3]} | {s[4]} | {s[5]:.1f} | {errors["5xx"]} | {errors["socket"]} | {errors["h2"]} | {errors["h2 5xx"]} | {s[6]} |', flush=True)
     stop.set()
     await asyncio.gather(*tasks)
     two = next((s for s in samples if s[0] >= 120), samples[0])
     last = samples[-1]
     drift = lambda i: (last[i] - two[i]) * 100 / two[i]
-    print(f'\ndrift from t={two[0]} s to t={last[0]} s: RSS {drift(1):+.1f}%, threads {drift(2):+.1f}%, fds {drift(3):+.1f}%')
+    print(f'\ndrift from t={two[0]} s to t={last[0]} s: RSS {drift(1):+.1f}%, threads {drift(2):+.1f}%, fds {drift(3):+.1f}%, GC heap {drift(6):+.1f}%')
     print(f'statuses {dict(sorted(statuses.items()))}; 5xx {errors["5xx"]}, socket errors {errors["socket"]}, h2 failed requests {errors["h2"]}, h2 5xx {errors["h2 5xx"]}')
 
 asyncio.run(main())

@@ -1,4 +1,6 @@
+using System.Diagnostics;
 using System.Diagnostics.Metrics;
+using System.Globalization;
 using System.Text;
 
 namespace Peregrine.Diagnostics;
@@ -74,9 +76,35 @@ internal sealed class PrometheusExporter : IDisposable
                 h.WriteTo(text);
             }
 
+            WriteRuntime(text);
             return text.ToString();
         }
     }
+
+    /// <summary>
+    /// The process's own figures, read at scrape time, under the names Prometheus's .NET and
+    /// process collectors use: what an operator graphs beside the server's (memory, GC,
+    /// threads). An app embedding Peregrine has its runtime's meter for these; the standalone
+    /// server's /metrics is the only place they show.
+    /// </summary>
+    private static void WriteRuntime(StringBuilder text)
+    {
+        var gc = GC.GetGCMemoryInfo();
+        using var process = Process.GetCurrentProcess();
+        Gauge(text, "process_resident_memory_bytes", "Resident memory size in bytes.", process.WorkingSet64);
+        Gauge(text, "process_threads", "Threads of the process.", process.Threads.Count);
+        Gauge(text, "dotnet_gc_heap_size_bytes", "Bytes of the GC heap after the last collection.", gc.HeapSizeBytes);
+        Gauge(text, "dotnet_gc_memory_total_available_bytes", "Bytes the GC may use.", gc.TotalAvailableMemoryBytes);
+        Gauge(text, "dotnet_total_memory_bytes", "Bytes currently thought to be allocated on the GC heap.", GC.GetTotalMemory(forceFullCollection: false));
+        text.Append("# HELP dotnet_collection_count_total Garbage collections since the process started, by generation.\n# TYPE dotnet_collection_count_total counter\n");
+        for (var generation = 0; generation <= GC.MaxGeneration; generation++)
+        {
+            text.Append(CultureInfo.InvariantCulture, $"dotnet_collection_count_total{{generation=\"{generation}\"}} {GC.CollectionCount(generation)}\n");
+        }
+    }
+
+    private static void Gauge(StringBuilder text, string name, string help, long value)
+        => text.Append(CultureInfo.InvariantCulture, $"# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n");
 
     private void OnInstrumentPublished(Instrument instrument, MeterListener listener)
     {

@@ -49,6 +49,20 @@ public sealed class MetricsEndpointTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Get_ShowsTheProcesssMemoryGcAndThreads()
+    {
+        var text = await _host.Client.GetStringAsync("/metrics");
+        PrometheusText.AssertWellFormed(text);
+        foreach (var name in new[] { "process_resident_memory_bytes", "process_threads", "dotnet_gc_heap_size_bytes", "dotnet_total_memory_bytes" })
+        {
+            var line = text.Split('\n').Single(l => l.StartsWith(name + " ", StringComparison.Ordinal));
+            Assert.True(long.Parse(line[(name.Length + 1)..], System.Globalization.CultureInfo.InvariantCulture) > 0, line);
+        }
+
+        Assert.Contains("dotnet_collection_count_total{generation=\"0\"} ", text);
+    }
+
+    [Fact]
     public async Task Get_ShowsWhatTheHostsMetricsRecorded()
     {
         var metrics = _host.Services.GetRequiredService<PeregrineMetrics>();
