@@ -8,15 +8,18 @@ namespace Peregrine.Compression;
 /// </summary>
 /// <remarks>
 /// <see cref="Thread.Priority"/> is honoured on Windows but not by the .NET runtime on Linux,
-/// where each thread is its own task and <c>setpriority(PRIO_PROCESS, tid, 19)</c> gives it the
-/// lowest weight the fair scheduler has short of <c>SCHED_IDLE</c> (15 against 1,024 for a
-/// request thread). Raising the nice value needs no privilege; a failure leaves the thread at
-/// the normal priority, which is what it had before.
+/// where each thread is its own task with its own policy. There the thread moves to
+/// <c>SCHED_IDLE</c> (sched(7)): it runs only when nothing else wants the core, and a request
+/// thread that wakes up preempts it at once rather than at the next tick, which a nice value
+/// alone does not do (bench/RESULTS.md, "Compression from the first minute", has the
+/// difference). Where that is refused it falls back to nice 19, the lowest weight of the normal
+/// policy. Neither needs a privilege; a failure leaves the thread at the normal priority.
 /// </remarks>
 internal static partial class WorkerPriority
 {
     private const int PrioProcess = 0;
     private const int LowestNice = 19;
+    private const int SchedIdle = 5;
 
     public static void LowerCurrentThread()
     {
@@ -28,7 +31,12 @@ internal static partial class WorkerPriority
 
         try
         {
-            _ = setpriority(PrioProcess, gettid(), LowestNice);
+            var tid = gettid();
+            var priority = 0;
+            if (sched_setscheduler(tid, SchedIdle, ref priority) != 0)
+            {
+                _ = setpriority(PrioProcess, tid, LowestNice);
+            }
         }
         catch (Exception ex) when (ex is EntryPointNotFoundException or DllNotFoundException)
         {
@@ -38,6 +46,10 @@ internal static partial class WorkerPriority
 
     [LibraryImport("libc")]
     private static partial int gettid();
+
+    /// <summary><paramref name="priority"/> is the only field of <c>struct sched_param</c>; 0 for SCHED_IDLE.</summary>
+    [LibraryImport("libc")]
+    private static partial int sched_setscheduler(int pid, int policy, ref int priority);
 
     [LibraryImport("libc")]
     private static partial int setpriority(int which, int who, int priority);
