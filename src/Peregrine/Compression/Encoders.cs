@@ -15,9 +15,9 @@ internal static class Encoders
     public const int BrotliQuality = 11;
 
     /// <summary>
-    /// Brotli's quality in the first pass: at 5 it encodes text at tens of megabytes a second
-    /// and already comes within about a tenth of quality 11 (bench/RESULTS.md, "Compression
-    /// from the first minute"), well ahead of gzip at any level.
+    /// Brotli's quality in the first pass: at 5 it encodes text at tens of megabytes a second,
+    /// and its output is only somewhat larger than quality 11's (bench/RESULTS.md, "Compression
+    /// from the first minute", has the ratio on a real tree).
     /// </summary>
     public const int FastBrotliQuality = 5;
 
