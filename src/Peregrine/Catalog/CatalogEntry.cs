@@ -105,8 +105,35 @@ internal sealed class CatalogEntry
 
     private EncodedVariants? _encoded;
 
-    /// <summary>Publishes the variants, once; requests from now on may select them.</summary>
-    public void PublishEncoded(EncodedVariants variants) => Volatile.Write(ref _encoded, variants);
+    /// <summary>Where a request for this entry is reported while its first variants are being made; null otherwise.</summary>
+    private EncodingDemand? _demand;
+
+    /// <summary>
+    /// Publishes the variants; requests from now on may select them. The first variants may be
+    /// replaced once by better ones (compression makes a fast pass, then a final one), each
+    /// with its own ETag: a request reads the slot once and sees one consistent set.
+    /// </summary>
+    public void PublishEncoded(EncodedVariants variants)
+    {
+        Volatile.Write(ref _encoded, variants);
+        Volatile.Write(ref _demand, null);
+    }
+
+    /// <summary>Asks for a request for this entry to be reported to <paramref name="demand"/> until variants are published.</summary>
+    public void ReportDemandTo(EncodingDemand demand) => Volatile.Write(ref _demand, demand);
+
+    /// <summary>
+    /// Reports that a request wanted this entry encoded and found no variants yet; at most
+    /// once per entry, with one read when there is nothing to report and one interlocked
+    /// exchange the first time: cheap enough for every request, and allocation-free.
+    /// </summary>
+    public void ReportDemand()
+    {
+        if (Volatile.Read(ref _demand) is not null && Interlocked.Exchange(ref _demand, null) is { } demand)
+        {
+            demand.Requested(this);
+        }
+    }
 
     public static CatalogEntry ForFile(
         string relativePath,

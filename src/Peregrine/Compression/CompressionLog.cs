@@ -14,8 +14,8 @@ internal static partial class CompressionLog
     [LoggerMessage(21, LogLevel.Information, "Compressed {Done} of {Queued} files so far ({Milliseconds} ms).")]
     public static partial void Progress(ILogger logger, long done, long queued, long milliseconds);
 
-    [LoggerMessage(22, LogLevel.Information, "Compressed {Compressed} of {Files} files: {BytesIn} bytes in, {BytesOut} bytes out (the smallest variant of each), in {Milliseconds} ms.")]
-    public static partial void Finished(ILogger logger, long compressed, long files, long bytesIn, long bytesOut, long milliseconds);
+    [LoggerMessage(22, LogLevel.Information, "Compressed {Compressed} of {Files} files: {BytesIn} bytes in, {BytesOut} bytes out (the smallest variant of each, first pass), {Upgraded} made again at final quality, in {Milliseconds} ms.")]
+    public static partial void Finished(ILogger logger, long compressed, long files, long bytesIn, long bytesOut, long upgraded, long milliseconds);
 
     [LoggerMessage(23, LogLevel.Information, "zstd is disabled: the system's libzstd cannot be used ({Reason}).")]
     public static partial void ZstdUnavailable(ILogger logger, string reason);
@@ -46,6 +46,9 @@ internal static partial class CompressionLog
 
     [LoggerMessage(32, LogLevel.Debug, "Dropped the {Coding} variant of {Path}: the memory budget is spent and there is no file to serve it from.")]
     public static partial void VariantDropped(ILogger logger, string coding, string path);
+
+    [LoggerMessage(34, LogLevel.Information, "Every file has its first variants: {Compressed} of {Files} files compressed in {Milliseconds} ms; the final pass runs at low priority.")]
+    public static partial void FirstPassFinished(ILogger logger, long compressed, long files, long milliseconds);
 
     [LoggerMessage(33, LogLevel.Error, "Compressing {Path} failed; it is served unencoded.")]
     public static partial void Failed(ILogger logger, string path, Exception exception);

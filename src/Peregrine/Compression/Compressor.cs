@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Peregrine.Catalog;
@@ -6,9 +7,10 @@ using Peregrine.Negotiation;
 // Compression: beside the index flow rather than in the request's. After each snapshot is
 // published (catalog), the compressor makes the encoded variants of its negotiable files in the
 // background (Compressor schedules, VariantEncoder makes each variant from a sidecar, a cache file
-// or the encoder) and publishes them on their entries. A request never waits for it: negotiation
-// (catalog -> negotiation -> conditional -> ranges -> send) chooses among the variants published
-// so far, and until then sends the identity bytes.
+// or the encoder) and publishes them on their entries: a fast pass first, files that requests
+// asked for ahead of the rest, then a final pass at the best ratio on low-priority threads. A
+// request never waits for it: negotiation (catalog -> negotiation -> conditional -> ranges ->
+// send) chooses among the variants published so far, and until then sends the identity bytes.
 
 namespace Peregrine.Compression;
 
@@ -26,11 +28,22 @@ namespace Peregrine.Compression;
 /// identity bytes it holds.
 /// </para>
 /// <para>
-/// This type is the scheduling: the queue, the worker threads, publishing and retiring. How
+/// Two passes. The first gives every file a variant soon after start: Brotli 5, zstd 3 and
+/// gzip 6, or the final bytes straight away when a sidecar or the cache has them. A request
+/// that would take an encoded answer and finds none reports the entry
+/// (<see cref="EncodingDemand"/>), and the first-pass workers take reported entries before the
+/// rest of the queue. Once the first pass is done, the final pass makes Brotli 11, zstd 19 and
+/// gzip 9 of each file that got fast variants, and publishes them over the fast ones (each
+/// variant's ETag is the hash of its bytes, so the new ones have new tags). The final pass
+/// runs on threads at the lowest priority (<see cref="WorkerPriority"/>), and waits whenever
+/// the first pass has work.
+/// </para>
+/// <para>
+/// This type is the scheduling: the queues, the worker threads, publishing and retiring. How
 /// each variant is made (sidecar, cache file or encoder) is <see cref="VariantEncoder"/>.
 /// </para>
 /// </remarks>
-internal sealed class Compressor : IDisposable
+internal sealed partial class Compressor : EncodingDemand, IDisposable
 {
     private readonly CompressionOptions _options;
     private readonly ILogger _logger;
@@ -38,20 +51,32 @@ internal sealed class Compressor : IDisposable
     private readonly CompressionProgress _progress;
     private readonly Channel<CatalogEntry> _queue;
 
+    // Entries a request asked for, taken before _queue; each is in _queue as well, and whichever
+    // copy is taken second finds it claimed (no longer in _queued) and skips it.
+    private readonly ConcurrentQueue<CatalogEntry> _requested = new();
+    private readonly Channel<PendingUpgrade> _upgrades;
+
+    // Set while the first pass has nothing queued: the final pass waits on it.
+    private readonly ManualResetEventSlim _firstPassIdle = new(initialState: true);
+
     // Not disposed: workers and the progress report may still read its token after Dispose,
     // and a source without a timer holds nothing that needs freeing.
     private readonly CancellationTokenSource _stopping = new();
 
-    // Entries queued or being compressed, and those among them the catalog has dropped since:
-    // by reference, since two snapshots may hold different entries for one path.
+    // Entries queued, being compressed or waiting for the final pass, those among them not yet
+    // taken by a first-pass worker, and those the catalog has dropped since: by reference,
+    // since two snapshots may hold different entries for one path.
     private readonly HashSet<CatalogEntry> _inFlight = new(ReferenceEqualityComparer.Instance);
+    private readonly HashSet<CatalogEntry> _queued = new(ReferenceEqualityComparer.Instance);
     private readonly HashSet<CatalogEntry> _retired = new(ReferenceEqualityComparer.Instance);
 
     private readonly Lock _gate = new();
     private FileCatalog? _followed;
     private int _pending;
+    private int _upgrading;
     private bool _disposed;
     private TaskCompletionSource _idle = NewIdleSource(completed: true);
+    private TaskCompletionSource _firstPass = NewIdleSource(completed: true);
 
     public Compressor(CompressionOptions options, MemoryBudget budget, ILogger logger)
     {
@@ -64,13 +89,18 @@ internal sealed class Compressor : IDisposable
             : options.MaxParallelism > 0 ? options.MaxParallelism
             : Math.Max(1, Environment.ProcessorCount - 1);
         _queue = Channel.CreateUnbounded<CatalogEntry>(new UnboundedChannelOptions { SingleReader = Workers == 1 });
+        _upgrades = Channel.CreateUnbounded<PendingUpgrade>(new UnboundedChannelOptions { SingleReader = Workers == 1 });
         for (var i = 0; i < Workers; i++)
         {
             // Dedicated threads rather than the thread pool: Brotli at quality 11 holds a thread
             // for seconds on a large file (bench/RESULTS.md, "Compression at start-up", has the
             // rate), and a pool thread held that long is one Kestrel cannot use for requests
-            // until the pool notices and grows.
+            // until the pool notices and grows. The final pass has threads of its own because
+            // their priority is lowered for good (raising it again needs a privilege on Linux);
+            // it runs only while the first pass has nothing queued, so the two never add up to
+            // more than Workers busy threads.
             new Thread(Work) { IsBackground = true, Name = "Peregrine compression" }.Start();
+            new Thread(WorkFinalPass) { IsBackground = true, Name = "Peregrine final compression" }.Start();
         }
     }
 
@@ -80,11 +110,32 @@ internal sealed class Compressor : IDisposable
     /// <summary>The codings produced, in the configured order, less any that cannot be (zstd without libzstd).</summary>
     public IReadOnlyList<ContentCoding> Codings => _encoder.Codings;
 
-    /// <summary>Entries queued or being worked on.</summary>
+    /// <summary>Entries waiting for their first variants (queued, or in the first pass).</summary>
     public int Pending => Volatile.Read(ref _pending);
+
+    /// <summary>Entries served with first-pass variants, waiting for (or in) the final pass.</summary>
+    public int Upgrading => Volatile.Read(ref _upgrading);
 
     /// <inheritdoc cref="CompressionProgress.FilesProcessed"/>
     public long FilesProcessed => _progress.FilesProcessed;
+
+    /// <inheritdoc cref="CompressionProgress.FilesUpgraded"/>
+    public long FilesUpgraded => _progress.FilesUpgraded;
+
+    /// <inheritdoc cref="CompressionProgress.FilesFinal"/>
+    public long FilesFinal => _progress.FilesFinal;
+
+    /// <summary>
+    /// This compressor's progress, for the instruments and the health endpoint; final when
+    /// neither pass has work left (whether the catalog has an index yet is the caller's to add).
+    /// </summary>
+    public Diagnostics.CompressionTotals Totals()
+    {
+        lock (_gate)
+        {
+            return new(_pending, _upgrading, _progress.FilesFinal, _pending == 0 && _upgrading == 0);
+        }
+    }
 
     /// <inheritdoc cref="CompressionProgress.FilesCompressed"/>
     public long FilesCompressed => _progress.FilesCompressed;
@@ -100,6 +151,16 @@ internal sealed class Compressor : IDisposable
 
     /// <inheritdoc cref="VariantEncoder.Compressions"/>
     public long Compressions => _encoder.Compressions;
+
+    /// <inheritdoc cref="VariantEncoder.FastCompressions"/>
+    public long FastCompressions => _encoder.FastCompressions;
+
+    /// <summary>
+    /// Raised on a worker thread after variants are published on an entry: with
+    /// <see langword="true"/> when they are final (nothing better is coming for it), with
+    /// <see langword="false"/> for first-pass variants that the final pass will replace.
+    /// </summary>
+    internal event Action<CatalogEntry, EncodedVariants, bool>? VariantsPublished;
 
     /// <inheritdoc cref="VariantEncoder.CacheHits"/>
     public long CacheHits => _encoder.CacheHits;
@@ -182,7 +243,7 @@ internal sealed class Compressor : IDisposable
     public void Enqueue(IEnumerable<CatalogEntry> entries)
     {
         var work = new List<CatalogEntry>();
-        Task? batch = null;
+        Task? batch = null, firstPass = null;
         lock (_gate)
         {
             if (_disposed)
@@ -200,6 +261,7 @@ internal sealed class Compressor : IDisposable
                 if (entry.Negotiable && _options.Enabled && _encoder.Codings.Count > 0)
                 {
                     _inFlight.Add(entry);
+                    _queued.Add(entry);
                     work.Add(entry);
                 }
                 else
@@ -215,8 +277,14 @@ internal sealed class Compressor : IDisposable
 
             if (_pending == 0)
             {
-                _idle = NewIdleSource(completed: false);
-                batch = _idle.Task;
+                _firstPassIdle.Reset();
+                _firstPass = NewIdleSource(completed: false);
+                firstPass = _firstPass.Task;
+                if (_upgrading == 0)
+                {
+                    _idle = NewIdleSource(completed: false);
+                    batch = _idle.Task;
+                }
             }
 
             _pending += work.Count;
@@ -224,17 +292,36 @@ internal sealed class Compressor : IDisposable
 
         if (batch is not null)
         {
-            _progress.ReportBatch(work.Count, batch, () => Pending, _stopping.Token);
+            _progress.ReportBatch(work.Count, batch, firstPass!, () => Pending, _stopping.Token);
         }
 
         foreach (var entry in work)
         {
+            // From now until its first variants are published, a request for it is reported.
+            entry.ReportDemandTo(this);
+
             // Unbounded: TryWrite fails only once the writer is completed, by Dispose.
             _queue.Writer.TryWrite(entry);
         }
     }
 
-    /// <summary>Completes when nothing is queued or in flight (at once if that is already so), or on dispose.</summary>
+    /// <summary>
+    /// A request wants <paramref name="entry"/> encoded: the first-pass workers take it next.
+    /// Called on the request path at most once per entry; enqueueing on a concurrent queue takes
+    /// no lock and allocates only a new segment now and then.
+    /// </summary>
+    public override void Requested(CatalogEntry entry) => _requested.Enqueue(entry);
+
+    /// <summary>Completes when no entry waits for its first variants (at once if none does), or on dispose.</summary>
+    public Task WhenFirstPassDone()
+    {
+        lock (_gate)
+        {
+            return _firstPass.Task;
+        }
+    }
+
+    /// <summary>Completes when nothing is queued or in flight in either pass (at once if that is already so), or on dispose.</summary>
     public Task WhenIdle()
     {
         lock (_gate)
@@ -258,6 +345,8 @@ internal sealed class Compressor : IDisposable
 
             _disposed = true;
             _pending = 0;
+            _upgrading = 0;
+            _firstPass.TrySetResult();
             _idle.TrySetResult();
         }
 
@@ -267,6 +356,7 @@ internal sealed class Compressor : IDisposable
         }
 
         _queue.Writer.TryComplete();
+        _upgrades.Writer.TryComplete();
         _stopping.Cancel();
     }
 
@@ -338,9 +428,10 @@ internal sealed class Compressor : IDisposable
         {
             while (true)
             {
-                while (reader.TryRead(out var entry))
+                while (TryTake(reader, out var entry))
                 {
-                    Complete(entry, Process(entry, stopping));
+                    var variants = Process(entry, stopping, out var upgrade);
+                    Complete(entry, variants, upgrade);
                 }
 
                 // Blocking is what this thread is for; false means the queue was completed.
@@ -356,11 +447,29 @@ internal sealed class Compressor : IDisposable
         }
     }
 
-    private EncodedVariants Process(CatalogEntry entry, CancellationToken stopping)
+    /// <summary>The next entry for the first pass: one a request asked for if any, else the next queued.</summary>
+    private bool TryTake(ChannelReader<CatalogEntry> reader, out CatalogEntry entry)
     {
+        while (_requested.TryDequeue(out entry!) || reader.TryRead(out entry!))
+        {
+            lock (_gate)
+            {
+                if (_queued.Remove(entry))
+                {
+                    return true;
+                }
+            }
+        }
+
+        return false;
+    }
+
+    private EncodedVariants Process(CatalogEntry entry, CancellationToken stopping, out ContentCodingSet upgrade)
+    {
+        upgrade = ContentCodingSet.None;
         try
         {
-            return _encoder.Encode(entry, stopping);
+            return _encoder.Encode(entry, stopping, out upgrade);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {
@@ -377,27 +486,52 @@ internal sealed class Compressor : IDisposable
         }
     }
 
-    private void Complete(CatalogEntry entry, EncodedVariants variants)
+    private void Complete(CatalogEntry entry, EncodedVariants variants, ContentCodingSet upgrade)
     {
         _progress.Record(entry, variants);
-        bool idle;
+        bool published, idle;
         lock (_gate)
         {
-            _inFlight.Remove(entry);
-            if (_retired.Remove(entry))
+            published = !_retired.Remove(entry);
+            if (!published)
             {
+                _inFlight.Remove(entry);
                 _encoder.Release(variants);
+                upgrade = ContentCodingSet.None;
             }
             else
             {
                 entry.PublishEncoded(variants);
+                if (upgrade != ContentCodingSet.None && !_disposed)
+                {
+                    // Still in flight: a retirement from now on is settled by the final pass.
+                    _upgrading++;
+                    _upgrades.Writer.TryWrite(new PendingUpgrade(entry, variants, upgrade));
+                }
+                else
+                {
+                    _inFlight.Remove(entry);
+                }
             }
 
-            idle = !_disposed && --_pending == 0;
-            if (idle)
+            if (upgrade == ContentCodingSet.None)
             {
-                _idle.TrySetResult();
+                // Counted before WhenIdle can complete, so that a reader woken by it sees it.
+                _progress.RecordFinal();
             }
+
+            if (!_disposed && --_pending == 0)
+            {
+                _firstPass.TrySetResult();
+                _firstPassIdle.Set();
+            }
+
+            idle = SettleLocked();
+        }
+
+        if (published)
+        {
+            VariantsPublished?.Invoke(entry, variants, upgrade == ContentCodingSet.None);
         }
 
         if (idle)
@@ -405,5 +539,17 @@ internal sealed class Compressor : IDisposable
             // The encoders' native state is no use until the next change; give it back.
             NativeHeap.Trim();
         }
+    }
+
+    /// <summary>Completes <see cref="WhenIdle"/> when neither pass has work left; true when it did.</summary>
+    private bool SettleLocked()
+    {
+        if (_disposed || _pending != 0 || _upgrading != 0 || _idle.Task.IsCompleted)
+        {
+            return false;
+        }
+
+        _idle.TrySetResult();
+        return true;
     }
 }

@@ -14,6 +14,16 @@ internal static class Encoders
     /// <summary>Brotli's highest quality: slow to encode, as fast as any to decode, and done once.</summary>
     public const int BrotliQuality = 11;
 
+    /// <summary>
+    /// Brotli's quality in the first pass: at 5 it encodes text at tens of megabytes a second,
+    /// and its output is only somewhat larger than quality 11's (bench/RESULTS.md, "Compression
+    /// from the first minute", has the ratio on a real tree).
+    /// </summary>
+    public const int FastBrotliQuality = 5;
+
+    /// <summary>zstd's level in the first pass: its own default, hundreds of megabytes a second.</summary>
+    public const int FastZstdLevel = 3;
+
     // RFC 7932 §9.1: the window holds (1 << WBITS) - 16 bytes, WBITS from 10 to 24.
     private const int MinBrotliWindow = 10;
     private const int MaxBrotliWindow = 24;
@@ -52,7 +62,8 @@ internal static class Encoders
 
     /// <summary>
     /// The suffix of a cache file: the coding and the level it was made at, then the format
-    /// version, so a change of either makes old cache files miss instead of being served.
+    /// version, so a change of either makes old cache files miss instead of being served. Only
+    /// final-quality bytes are kept on disk: a first-pass variant is replaced within minutes.
     /// </summary>
     public static string CacheSuffix(ContentCoding coding) => coding switch
     {
@@ -62,11 +73,15 @@ internal static class Encoders
         _ => throw new ArgumentOutOfRangeException(nameof(coding)),
     };
 
-    public static byte[] Encode(ContentCoding coding, ReadOnlySpan<byte> source) => coding switch
+    /// <summary>
+    /// Encodes at the settings of <paramref name="pass"/>: Brotli 5, zstd 3 and gzip 6 in the
+    /// first pass; Brotli 11, zstd 19 and gzip 9 in the final one.
+    /// </summary>
+    public static byte[] Encode(ContentCoding coding, ReadOnlySpan<byte> source, CompressionPass pass = CompressionPass.Final) => coding switch
     {
-        ContentCoding.Brotli => EncodeBrotli(source),
-        ContentCoding.Zstd => Zstd.Compress(source),
-        ContentCoding.Gzip => EncodeGzip(source),
+        ContentCoding.Brotli => EncodeBrotli(source, pass == CompressionPass.Final ? BrotliQuality : FastBrotliQuality),
+        ContentCoding.Zstd => Zstd.Compress(source, pass == CompressionPass.Final ? Zstd.Level : FastZstdLevel),
+        ContentCoding.Gzip => EncodeGzip(source, pass == CompressionPass.Final ? CompressionLevel.SmallestSize : CompressionLevel.Optimal),
         _ => throw new ArgumentOutOfRangeException(nameof(coding)),
     };
 
@@ -99,12 +114,12 @@ internal static class Encoders
         return window;
     }
 
-    private static byte[] EncodeBrotli(ReadOnlySpan<byte> source)
+    private static byte[] EncodeBrotli(ReadOnlySpan<byte> source, int quality)
     {
         var buffer = ArrayPool<byte>.Shared.Rent(BrotliEncoder.GetMaxCompressedLength(source.Length));
         try
         {
-            if (!BrotliEncoder.TryCompress(source, buffer, out var written, BrotliQuality, BrotliWindow(source.Length)))
+            if (!BrotliEncoder.TryCompress(source, buffer, out var written, quality, BrotliWindow(source.Length)))
             {
                 throw new InvalidOperationException("Brotli could not compress into its own maximum compressed length.");
             }
@@ -117,14 +132,24 @@ internal static class Encoders
         }
     }
 
-    private static byte[] EncodeGzip(ReadOnlySpan<byte> source)
+    private static byte[] EncodeGzip(ReadOnlySpan<byte> source, CompressionLevel level)
     {
         using var output = new MemoryStream(source.Length / 4 + 64);
-        using (var gzip = new GZipStream(output, CompressionLevel.SmallestSize, leaveOpen: true))
+        using (var gzip = new GZipStream(output, level, leaveOpen: true))
         {
             gzip.Write(source);
         }
 
         return output.ToArray();
     }
+}
+
+/// <summary>
+/// The two passes of compression: a fast one over every file, so that a large site is served
+/// compressed within seconds of start, then the final one at the best ratio, in the background.
+/// </summary>
+internal enum CompressionPass
+{
+    Fast,
+    Final,
 }

@@ -12,7 +12,9 @@ namespace Peregrine.Compression;
 /// <item>a sidecar beside the file (<c>app.js.br</c>, <c>.zst</c>, <c>.gz</c>) that is not older
 /// than the file and decodes to exactly its bytes: the operator's own compression is served as is;</item>
 /// <item>a cache file from an earlier run (see <see cref="CompressionCache"/>);</item>
-/// <item>the encoder, at the highest level each coding offers for the web.</item>
+/// <item>the encoder: first at fast settings (<see cref="Encode"/>), so that every file has a
+/// variant soon after start, then again at the highest level each coding offers for the web
+/// (<see cref="Upgrade"/>), which is what the cache keeps.</item>
 /// </list>
 /// Whatever its origin, a variant is kept only when it saves enough (<see cref="IsWorthKeeping"/>).
 /// It is held in memory when the file itself is (the catalog's size limit and memory budget
@@ -46,6 +48,7 @@ internal sealed partial class VariantEncoder
     private readonly ConcurrentDictionary<string, byte> _warnedSidecars = new(StringComparer.Ordinal);
     private int _cacheWriteWarned;
     private long _compressions;
+    private long _fastCompressions;
     private long _cacheHits;
     private long _sidecarsUsed;
 
@@ -68,8 +71,11 @@ internal sealed partial class VariantEncoder
     /// <summary>The codings made, in the configured order.</summary>
     public IReadOnlyList<ContentCoding> Codings { get; }
 
-    /// <summary>Times an encoder ran (a sidecar or cache file used instead is not counted).</summary>
+    /// <summary>Times an encoder ran at final quality (a sidecar or cache file used instead is not counted).</summary>
     public long Compressions => Interlocked.Read(ref _compressions);
+
+    /// <summary>Times an encoder ran at the fast settings of the first pass.</summary>
+    public long FastCompressions => Interlocked.Read(ref _fastCompressions);
 
     /// <summary>Variants (or records that a coding was not worth keeping) read back from the cache folder.</summary>
     public long CacheHits => Interlocked.Read(ref _cacheHits);
@@ -85,54 +91,98 @@ internal sealed partial class VariantEncoder
     }
 
     /// <summary>
-    /// The variants of <paramref name="entry"/>, their memory reserved from the budget; the
-    /// caller releases it (<see cref="Release(EncodedVariants)"/>) when they are not published
-    /// or no longer in force.
+    /// The first variants of <paramref name="entry"/>, their memory reserved from the budget;
+    /// the caller releases it (<see cref="Release(EncodedVariants)"/>) when they are not
+    /// published or no longer in force. A coding found in a sidecar or the cache is final as
+    /// it is; the others are made at the fast settings and named in <paramref name="upgrade"/>,
+    /// for <see cref="Upgrade"/> to replace.
     /// </summary>
-    public EncodedVariants Encode(CatalogEntry entry, CancellationToken stopping)
+    public EncodedVariants Encode(CatalogEntry entry, CancellationToken stopping, out ContentCodingSet upgrade)
+        => Make(entry, current: null, ContentCodingSet.None, stopping, out upgrade);
+
+    /// <summary>
+    /// <paramref name="current"/> with the codings named in <paramref name="upgrade"/> made
+    /// again at final quality; the others are kept as they are. The caller releases the
+    /// replaced variants (<see cref="ReleaseReplaced"/>) once the result is published. When
+    /// the file no longer holds the indexed bytes, <paramref name="current"/> is returned.
+    /// </summary>
+    public EncodedVariants Upgrade(CatalogEntry entry, EncodedVariants current, ContentCodingSet upgrade, CancellationToken stopping)
+        => Make(entry, current, upgrade, stopping, out _);
+
+    /// <summary>Gives back the memory of the variants of <paramref name="replaced"/> that <paramref name="published"/> no longer holds.</summary>
+    public void ReleaseReplaced(EncodedVariants replaced, EncodedVariants published)
     {
+        foreach (var coding in Codings)
+        {
+            if (replaced.Get(coding) is { } old && !ReferenceEquals(old, published.Get(coding)))
+            {
+                Release(old);
+            }
+        }
+    }
+
+    /// <summary>The flag of one coding in a <see cref="ContentCodingSet"/>.</summary>
+    internal static ContentCodingSet Flag(ContentCoding coding) => coding switch
+    {
+        ContentCoding.Brotli => ContentCodingSet.Brotli,
+        ContentCoding.Zstd => ContentCodingSet.Zstd,
+        ContentCoding.Gzip => ContentCodingSet.Gzip,
+        _ => ContentCodingSet.None,
+    };
+
+    private EncodedVariants Make(CatalogEntry entry, EncodedVariants? current, ContentCodingSet redo, CancellationToken stopping, out ContentCodingSet upgrade)
+    {
+        upgrade = ContentCodingSet.None;
         if (entry.Identity.Length <= MinimumSavedBytes)
         {
-            return EncodedVariants.None;
+            return current ?? EncodedVariants.None;
         }
 
         var work = new EntryWork(entry);
-        Representation? brotli = null, zstd = null, gzip = null;
+
+        // Indexed by ContentCoding; only the variants made here, not those kept from current.
+        var made = new Representation?[4];
         try
         {
             foreach (var coding in Codings)
             {
                 stopping.ThrowIfCancellationRequested();
-                var variant = FromSidecar(work, coding) ?? FromCacheOrEncoder(work, coding);
+                if (current is not null && (redo & Flag(coding)) == 0)
+                {
+                    continue;
+                }
+
+                var fast = false;
+                made[(int)coding] = current is not null
+                    ? FromCacheOrEncoder(work, coding, CompressionPass.Final, out fast)
+                    : FromSidecar(work, coding) ?? FromCacheOrEncoder(work, coding, CompressionPass.Fast, out fast);
+                if (fast)
+                {
+                    upgrade |= Flag(coding);
+                }
+
                 if (work.SourceChanged)
                 {
                     // The catalog indexes the new bytes as a new entry and queues it; this one
-                    // is on its way out and keeps serving identity until then.
-                    Release(variant);
-                    Release(brotli, zstd, gzip);
-                    return EncodedVariants.None;
-                }
-
-                switch (coding)
-                {
-                    case ContentCoding.Brotli:
-                        brotli = variant;
-                        break;
-                    case ContentCoding.Zstd:
-                        zstd = variant;
-                        break;
-                    case ContentCoding.Gzip:
-                        gzip = variant;
-                        break;
+                    // is on its way out and keeps serving what it has until then.
+                    Release(made);
+                    upgrade = ContentCodingSet.None;
+                    return current ?? EncodedVariants.None;
                 }
             }
         }
         catch
         {
-            Release(brotli, zstd, gzip);
+            Release(made);
             throw;
         }
 
+        // A final variant that could not be held (no room in the budget, no cache file to serve
+        // it from) leaves the fast one in place rather than none.
+        Representation? Pick(ContentCoding coding)
+            => current is not null && ((redo & Flag(coding)) == 0 || made[(int)coding] is null) ? current.Get(coding) : made[(int)coding];
+
+        var (brotli, zstd, gzip) = (Pick(ContentCoding.Brotli), Pick(ContentCoding.Zstd), Pick(ContentCoding.Gzip));
         return brotli is null && zstd is null && gzip is null ? EncodedVariants.None : new EncodedVariants(brotli, zstd, gzip);
     }
 
@@ -184,11 +234,17 @@ internal sealed partial class VariantEncoder
         return variant;
     }
 
-    private Representation? FromCacheOrEncoder(EntryWork work, ContentCoding coding)
+    /// <summary>
+    /// The final-quality variant from the cache, or a new one made at the settings of
+    /// <paramref name="pass"/>; <paramref name="fast"/> is set when it was made at the fast
+    /// settings (or was worth making and had no room), so that the final pass makes it again.
+    /// </summary>
+    private Representation? FromCacheOrEncoder(EntryWork work, ContentCoding coding, CompressionPass pass, out bool fast)
     {
+        fast = false;
         if (_cache is null)
         {
-            return FromEncoder(work, coding, cachePath: null);
+            return FromEncoder(work, coding, cachePath: null, pass, out fast);
         }
 
         var cachePath = _cache.PathFor(work.IdentityTag, coding);
@@ -216,21 +272,25 @@ internal sealed partial class VariantEncoder
             CompressionCache.TryDelete(cachePath);
         }
 
-        return FromEncoder(work, coding, cachePath);
+        return FromEncoder(work, coding, cachePath, pass, out fast);
     }
 
-    private Representation? FromEncoder(EntryWork work, ContentCoding coding, string? cachePath)
+    private Representation? FromEncoder(EntryWork work, ContentCoding coding, string? cachePath, CompressionPass pass, out bool fast)
     {
+        fast = false;
         var source = LoadSource(work);
         if (source is null)
         {
             return null;
         }
 
-        var encoded = Encoders.Encode(coding, source);
-        Interlocked.Increment(ref _compressions);
+        var encoded = Encoders.Encode(coding, source, pass);
+        Interlocked.Increment(ref pass == CompressionPass.Final ? ref _compressions : ref _fastCompressions);
         if (!IsWorthKeeping(source.Length, encoded.Length))
         {
+            // A coding that does not save enough at the fast settings is not tried at the final
+            // ones either: text that Brotli 5 cannot shrink by 5% is as good as incompressible.
+            // The empty cache file records that for the next start.
             if (cachePath is not null)
             {
                 TryWriteCache(cachePath, []);
@@ -240,6 +300,14 @@ internal sealed partial class VariantEncoder
         }
 
         var etag = EntityTag.Compute(encoded);
+        if (pass == CompressionPass.Fast)
+        {
+            // Held in memory only, never cached: the final pass replaces it within minutes. Without
+            // room it is dropped, and the file waits for its final variant in identity.
+            fast = true;
+            return _budget.TryReserve(encoded.Length) ? new Representation(coding, encoded.Length, etag, encoded, physicalPath: null) : null;
+        }
+
         var onDisk = cachePath is not null && TryWriteCache(cachePath, encoded);
         if ((work.Entry.Identity.Content is not null || !onDisk) && _budget.TryReserve(encoded.Length))
         {

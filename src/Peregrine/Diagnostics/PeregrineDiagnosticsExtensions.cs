@@ -4,6 +4,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Peregrine.Catalog;
+using Peregrine.Compression;
 using Peregrine.Diagnostics;
 
 // In the root namespace, beside UsePeregrine: an application that can call one can call these.
@@ -37,8 +38,8 @@ public static class PeregrineDiagnosticsExtensions
 
     /// <summary>
     /// Answers GET and HEAD on <paramref name="path"/> with Peregrine's readiness, as JSON and
-    /// with <c>Cache-Control: no-store</c>: 200 <c>{"status":"ready","files":N,"generation":G}</c>
-    /// once the first index is complete, 503 <c>{"status":"starting"}</c> before, and 503
+    /// with <c>Cache-Control: no-store</c>: 200 <c>{"status":"ready","files":N,"generation":G,"compression":{...}}</c>
+    /// once the first index is complete (with compression progress: pending, upgrading, done, final), 503 <c>{"status":"starting"}</c> before, and 503
     /// <c>{"status":"failed"}</c> if it failed. Other requests go on to the next middleware.
     /// </summary>
     /// <remarks>
@@ -52,7 +53,8 @@ public static class PeregrineDiagnosticsExtensions
         var catalog = app.ApplicationServices.GetService<FileCatalog>()
             ?? throw new InvalidOperationException($"Call services.AddPeregrine(...) before app.{nameof(UsePeregrineHealth)}().");
 
-        return app.Use(next => new HealthEndpoint(next, catalog, path).Invoke);
+        var compressor = app.ApplicationServices.GetRequiredService<Compressor>();
+        return app.Use(next => new HealthEndpoint(next, catalog, compressor, path).Invoke);
     }
 
     /// <summary>

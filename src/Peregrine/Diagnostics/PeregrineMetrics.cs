@@ -77,9 +77,10 @@ internal sealed class PeregrineMetrics
             tags: null,
             new InstrumentAdvice<double> { HistogramBucketBoundaries = DurationBuckets });
 
-        Meter.CreateObservableUpDownCounter("peregrine.compression.pending", () => ObserveCompression(static c => c.Pending), "{file}", "Files waiting to be compressed or being compressed.");
+        Meter.CreateObservableUpDownCounter("peregrine.compression.pending", () => ObserveCompression(static c => c.Pending), "{file}", "Files waiting for their first variants: served unencoded until the fast pass reaches them.");
+        Meter.CreateObservableUpDownCounter("peregrine.compression.upgrading", () => ObserveCompression(static c => c.Upgrading), "{file}", "Files served with fast-pass variants, waiting for the final pass to make them again at final quality.");
         Meter.CreateObservableCounter("peregrine.compression.done", () => ObserveCompression(static c => c.Done), "{file}", "Files whose compression is done: their variants are published at final quality, or none was worth keeping.");
-        Meter.CreateObservableGauge("peregrine.compression.final", () => ObserveCompression(static c => c.Final ? 1 : 0), "1", "1 when every compressible file of the indexes in force is served at its final compression (nothing pending), 0 while compression runs.");
+        Meter.CreateObservableGauge("peregrine.compression.final", () => ObserveCompression(static c => c.Final ? 1 : 0), "1", "1 when every compressible file of the indexes in force is served at final quality (both passes done), 0 while compression runs.");
     }
 
     /// <summary>
@@ -196,7 +197,8 @@ internal sealed class PeregrineMetrics
 }
 
 /// <summary>The compression instruments' values, all instances together.</summary>
-/// <param name="Pending">Files queued or being compressed.</param>
-/// <param name="Done">Files whose compression work is done, since start.</param>
-/// <param name="Final">Every first index is in force and nothing is pending.</param>
-internal readonly record struct CompressionTotals(long Pending, long Done, bool Final);
+/// <param name="Pending">Files waiting for their first variants.</param>
+/// <param name="Upgrading">Files served with first-pass variants, waiting for the final pass.</param>
+/// <param name="Done">Files whose compression is done at final quality (or found not worth it), since start.</param>
+/// <param name="Final">Every first index is in force and neither pass has work left.</param>
+internal readonly record struct CompressionTotals(long Pending, long Upgrading, long Done, bool Final);

@@ -114,20 +114,20 @@ internal sealed class PeregrineInstances
     /// <summary>
     /// What the compressors have done, all instances together, for the compression instruments
     /// (read at collection time). Final once every catalog made has its first index in force
-    /// and no file is queued: a file is compressed once, at final quality, so nothing better
-    /// is coming.
+    /// and neither compression pass has work left: every file is at final quality, so nothing
+    /// better is coming.
     /// </summary>
     public Diagnostics.CompressionTotals CompressionTotals()
     {
-        long pending = 0, done = 0;
+        var totals = new Diagnostics.CompressionTotals(0, 0, 0, Final: true);
         foreach (var compressor in Snapshot(_compressors))
         {
-            pending += compressor.Pending;
-            done += compressor.FilesProcessed;
+            var one = compressor.Totals();
+            totals = new(totals.Pending + one.Pending, totals.Upgrading + one.Upgrading, totals.Done + one.Done, totals.Final && one.Final);
         }
 
         var indexed = Snapshot(_catalogs).All(static c => c.Ready.IsCompletedSuccessfully);
-        return new(pending, done, indexed && pending == 0);
+        return totals with { Final = totals.Final && indexed };
     }
 
     private T[] Snapshot<T>(List<T> list)

@@ -12,9 +12,20 @@ namespace Peregrine.Negotiation;
 internal static class RepresentationSelector
 {
     public static Representation Select(CatalogEntry entry, StringValues acceptEncoding)
-        => acceptEncoding.Count != 0 && Encoded(entry) is { } encoded && AcceptEncoding.TrySelect(acceptEncoding, encoded.Available, out var coding)
-            ? encoded.Get(coding) ?? entry.Identity
-            : entry.Identity;
+    {
+        if (acceptEncoding.Count == 0)
+        {
+            return entry.Identity;
+        }
+
+        if (Encoded(entry) is { } encoded)
+        {
+            return AcceptEncoding.TrySelect(acceptEncoding, encoded.Available, out var coding) ? encoded.Get(coding) ?? entry.Identity : entry.Identity;
+        }
+
+        ReportDemand(entry);
+        return entry.Identity;
+    }
 
     /// <summary>The same choice from one field value; an empty span means no Accept-Encoding field.</summary>
     public static Representation Select(CatalogEntry entry, ReadOnlySpan<char> acceptEncoding)
@@ -22,8 +33,33 @@ internal static class RepresentationSelector
             ? encoded.Get(coding) ?? entry.Identity
             : entry.Identity;
 
-    /// <summary>True when the entry's answer can depend on Accept-Encoding at all right now.</summary>
-    public static bool HasChoice(CatalogEntry entry) => Encoded(entry) is not null;
+    /// <summary>
+    /// True when the entry's answer can depend on Accept-Encoding at all right now; called
+    /// when the request has an Accept-Encoding field, so a false answer reports the demand.
+    /// </summary>
+    public static bool HasChoice(CatalogEntry entry)
+    {
+        if (Encoded(entry) is not null)
+        {
+            return true;
+        }
+
+        ReportDemand(entry);
+        return false;
+    }
+
+    /// <summary>
+    /// A client that sent Accept-Encoding asked for a file whose variants are not made yet:
+    /// the compressor is told, so it makes these next. Any Accept-Encoding field counts (one
+    /// that refuses every coding is rare, and costs only an earlier place in the queue).
+    /// </summary>
+    private static void ReportDemand(CatalogEntry entry)
+    {
+        if (entry.Negotiable && entry.Encoded is null)
+        {
+            entry.ReportDemand();
+        }
+    }
 
     private static EncodedVariants? Encoded(CatalogEntry entry)
         => entry.Negotiable && entry.Encoded is { Available: not ContentCodingSet.None } encoded ? encoded : null;

@@ -80,6 +80,10 @@ public sealed class CompressionCacheTests : IDisposable
 
         Assert.Equal(firstRun.Codings.Count, firstRun.Compressions);
         Assert.Equal(0, secondRun.Compressions);
+
+        // The cached final bytes are used as they are: no fast pass, nothing left to upgrade.
+        Assert.Equal(0, secondRun.FastCompressions);
+        Assert.Equal(0, secondRun.FilesUpgraded);
         Assert.Equal(secondRun.Codings.Count, secondRun.CacheHits);
         var before = _harness.Find(first, "/index.html").Encoded!;
         var after = _harness.Find(second, "/index.html").Encoded!;
@@ -99,6 +103,7 @@ public sealed class CompressionCacheTests : IDisposable
         using var secondRun = await _harness.CompressAll(second);
 
         Assert.Equal(0, secondRun.Compressions);
+        Assert.Equal(0, secondRun.FastCompressions);
         Assert.Equal(ContentCodingSet.None, _harness.Find(second, "/noise.txt").Encoded!.Available);
     }
 

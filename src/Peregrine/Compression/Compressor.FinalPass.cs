@@ -1,0 +1,114 @@
+using Peregrine.Catalog;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// The final pass: files that got fast variants in the first pass are compressed again at
+/// final quality, on threads at the lowest priority, and only while the first pass has nothing
+/// queued. Each result is published over the fast variants it replaces.
+/// </summary>
+internal sealed partial class Compressor
+{
+    private void WorkFinalPass()
+    {
+        WorkerPriority.LowerCurrentThread();
+        var stopping = _stopping.Token;
+        var reader = _upgrades.Reader;
+        try
+        {
+            while (true)
+            {
+                // The first pass goes first: a file without any variant gains more from a fast
+                // one than a file with one gains from a better one.
+                _firstPassIdle.Wait(stopping);
+                if (reader.TryRead(out var upgrade))
+                {
+                    CompleteUpgrade(upgrade, MakeFinal(upgrade, stopping));
+                }
+                else if (!reader.WaitToReadAsync(stopping).AsTask().GetAwaiter().GetResult())
+                {
+                    return;
+                }
+            }
+        }
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        {
+            // Disposed: the rest of the queue is dropped; the fast variants stay as they are.
+        }
+    }
+
+    private EncodedVariants MakeFinal(PendingUpgrade upgrade, CancellationToken stopping)
+    {
+        lock (_gate)
+        {
+            if (_retired.Contains(upgrade.Entry))
+            {
+                // Dropped while it waited: nothing to make, its memory is given back below.
+                return upgrade.Current;
+            }
+        }
+
+        try
+        {
+            return _encoder.Upgrade(upgrade.Entry, upgrade.Current, upgrade.Codings, stopping);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            // As in the first pass; the fast variants were made from the indexed bytes and stay.
+            CompressionLog.SourceUnreadable(_logger, upgrade.Entry.PhysicalPath, ex.Message);
+            return upgrade.Current;
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            CompressionLog.Failed(_logger, upgrade.Entry.PhysicalPath, ex);
+            return upgrade.Current;
+        }
+    }
+
+    private void CompleteUpgrade(PendingUpgrade upgrade, EncodedVariants variants)
+    {
+        var entry = upgrade.Entry;
+        bool published, idle;
+        lock (_gate)
+        {
+            _inFlight.Remove(entry);
+            published = !_retired.Remove(entry);
+            if (published)
+            {
+                if (!ReferenceEquals(variants, upgrade.Current))
+                {
+                    entry.PublishEncoded(variants);
+                    _encoder.ReleaseReplaced(upgrade.Current, variants);
+                }
+
+                _progress.RecordUpgrade();
+            }
+            else
+            {
+                _encoder.ReleaseReplaced(variants, upgrade.Current);
+                _encoder.Release(upgrade.Current);
+            }
+
+            if (!_disposed)
+            {
+                _upgrading--;
+            }
+
+            _progress.RecordFinal();
+            idle = SettleLocked();
+        }
+
+        if (published)
+        {
+            VariantsPublished?.Invoke(entry, variants, true);
+        }
+
+        if (idle)
+        {
+            NativeHeap.Trim();
+        }
+    }
+
+    /// <summary>An entry served with first-pass variants, and the codings the final pass makes again.</summary>
+    private readonly record struct PendingUpgrade(CatalogEntry Entry, EncodedVariants Current, ContentCodingSet Codings);
+}

@@ -1,0 +1,56 @@
+using System.Runtime.InteropServices;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// Lowers the scheduling priority of the calling thread, for the final compression pass: it
+/// runs only when a core would otherwise idle, so it never takes CPU from requests.
+/// </summary>
+/// <remarks>
+/// <see cref="Thread.Priority"/> is honoured on Windows but not by the .NET runtime on Linux,
+/// where each thread is its own task with its own policy. There the thread moves to
+/// <c>SCHED_IDLE</c> (sched(7)): it runs only when nothing else wants the core, and a request
+/// thread that wakes up preempts it at once rather than at the next tick, which a nice value
+/// alone does not do (bench/RESULTS.md, "Compression from the first minute", has the
+/// difference). Where that is refused it falls back to nice 19, the lowest weight of the normal
+/// policy. Neither needs a privilege; a failure leaves the thread at the normal priority.
+/// </remarks>
+internal static partial class WorkerPriority
+{
+    private const int PrioProcess = 0;
+    private const int LowestNice = 19;
+    private const int SchedIdle = 5;
+
+    public static void LowerCurrentThread()
+    {
+        Thread.CurrentThread.Priority = ThreadPriority.Lowest;
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        try
+        {
+            var tid = gettid();
+            var priority = 0;
+            if (sched_setscheduler(tid, SchedIdle, ref priority) != 0)
+            {
+                _ = setpriority(PrioProcess, tid, LowestNice);
+            }
+        }
+        catch (Exception ex) when (ex is EntryPointNotFoundException or DllNotFoundException)
+        {
+            // A C library without gettid (glibc before 2.30): the thread keeps the normal priority.
+        }
+    }
+
+    [LibraryImport("libc")]
+    private static partial int gettid();
+
+    /// <summary><paramref name="priority"/> is the only field of <c>struct sched_param</c>; 0 for SCHED_IDLE.</summary>
+    [LibraryImport("libc")]
+    private static partial int sched_setscheduler(int pid, int policy, ref int priority);
+
+    [LibraryImport("libc")]
+    private static partial int setpriority(int which, int who, int priority);
+}
