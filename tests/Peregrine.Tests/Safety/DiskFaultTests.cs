@@ -22,17 +22,13 @@ public sealed class DiskFaultTests
         File.WriteAllBytes(Path.Combine(tree.Root, "big.bin"), bytes);
         tree.Write("index.html", "home");
         var arm = Path.Combine(tree.Root, "..", $"arm-{Guid.NewGuid():N}");
-        var shim = await BuildShimAsync();
-        using var server = ServerProcess.Start(
-            new Dictionary<string, string>
-            {
-                ["LD_PRELOAD"] = shim,
-                ["FAULT"] = "eio-read",
-                ["FAULT_PATH"] = "big.bin",
-                ["FAULT_AFTER"] = (1024 * 1024).ToString(System.Globalization.CultureInfo.InvariantCulture),
-                ["FAULT_ARM"] = arm,
-            },
-            tree.Root, "--port", "0", "--no-watch", "--no-compression");
+        using var server = await StartWithFaultAsync(tree, new Dictionary<string, string>
+        {
+            ["FAULT"] = "eio-read",
+            ["FAULT_PATH"] = "big.bin",
+            ["FAULT_AFTER"] = (1024 * 1024).ToString(System.Globalization.CultureInfo.InvariantCulture),
+            ["FAULT_ARM"] = arm,
+        });
         using var client = new HttpClient { BaseAddress = await server.AddressAsync(), Timeout = TimeSpan.FromSeconds(20) };
 
         // Served once the first index is built (the address is printed before); armed after it.
@@ -56,12 +52,9 @@ public sealed class DiskFaultTests
         }
 
         Assert.Equal(bytes, await client.GetByteArrayAsync("/big.bin"));
-        server.Signal(ServerProcess.SIGTERM);
-        await server.WaitForExitAsync(TimeSpan.FromSeconds(15));
-        var log = server.Output + "\n" + server.Errors;
+        var log = await StopAsync(server);
         Assert.Equal(1, CountLines(log, "reading the file failed"));
         Assert.Equal(0, CountLines(log, "unhandled exception"));
-        File.Delete(shim);
     }
 
     [Fact]
@@ -72,17 +65,13 @@ public sealed class DiskFaultTests
         File.WriteAllBytes(Path.Combine(tree.Root, "big.bin"), bytes);
         tree.Write("index.html", "home");
         var arm = Path.Combine(tree.Root, "..", $"arm-{Guid.NewGuid():N}");
-        var shim = await BuildShimAsync();
-        using var server = ServerProcess.Start(
-            new Dictionary<string, string>
-            {
-                ["LD_PRELOAD"] = shim,
-                ["FAULT"] = "hang-read",
-                ["FAULT_PATH"] = "big.bin",
-                ["FAULT_HANG_MS"] = "9000",
-                ["FAULT_ARM"] = arm,
-            },
-            tree.Root, "--port", "0", "--no-watch", "--no-compression");
+        using var server = await StartWithFaultAsync(tree, new Dictionary<string, string>
+        {
+            ["FAULT"] = "hang-read",
+            ["FAULT_PATH"] = "big.bin",
+            ["FAULT_HANG_MS"] = "9000",
+            ["FAULT_ARM"] = arm,
+        });
         using var client = new HttpClient { BaseAddress = await server.AddressAsync(), Timeout = TimeSpan.FromSeconds(30) };
         Assert.Equal(bytes, await client.GetByteArrayAsync("/big.bin"));
 
@@ -103,10 +92,8 @@ public sealed class DiskFaultTests
 
         // The read returns at last, and the response completes with the right bytes.
         Assert.Equal(bytes, await hanging);
-        server.Signal(ServerProcess.SIGTERM);
-        await server.WaitForExitAsync(TimeSpan.FromSeconds(15));
-        Assert.Equal(1, CountLines(server.Output + "\n" + server.Errors, "has not returned"));
-        File.Delete(shim);
+        var log = await StopAsync(server);
+        Assert.Equal(1, CountLines(log, "has not returned"));
     }
 
     [Fact]
@@ -116,15 +103,11 @@ public sealed class DiskFaultTests
         tree.Write("locked/secret.txt", "secret");
         tree.Write("open/page.txt", "page");
         tree.Write("index.html", "home");
-        var shim = await BuildShimAsync();
-        using var server = ServerProcess.Start(
-            new Dictionary<string, string>
-            {
-                ["LD_PRELOAD"] = shim,
-                ["FAULT"] = "eacces-open",
-                ["FAULT_PATH"] = "/locked",
-            },
-            tree.Root, "--port", "0", "--no-watch", "--no-compression");
+        using var server = await StartWithFaultAsync(tree, new Dictionary<string, string>
+        {
+            ["FAULT"] = "eacces-open",
+            ["FAULT_PATH"] = "/locked",
+        });
         using var client = new HttpClient { BaseAddress = await server.AddressAsync(), Timeout = TimeSpan.FromSeconds(20) };
 
         // 503 until the first index is built; then served.
@@ -143,11 +126,38 @@ public sealed class DiskFaultTests
             Assert.Equal(404, (int)response.StatusCode);
         }
 
+        var log = await StopAsync(server);
+        Assert.Equal(1, CountLines(log, "locked: it cannot be read"));
+    }
+
+    /// <summary>
+    /// The standalone server over <paramref name="tree"/> with the fault shim preloaded and
+    /// <paramref name="fault"/> in its environment. The shim's file is removed once the server
+    /// has printed its address: by then the loader has mapped it.
+    /// </summary>
+    private static async Task<ServerProcess> StartWithFaultAsync(TempTree tree, Dictionary<string, string> fault)
+    {
+        var shim = await BuildShimAsync();
+        fault["LD_PRELOAD"] = shim;
+        var server = ServerProcess.Start(fault, tree.Root, "--port", "0", "--no-watch", "--no-compression");
+        try
+        {
+            await server.AddressAsync();
+        }
+        finally
+        {
+            File.Delete(shim);
+        }
+
+        return server;
+    }
+
+    /// <summary>Stops the server with SIGTERM and returns what it printed.</summary>
+    private static async Task<string> StopAsync(ServerProcess server)
+    {
         server.Signal(ServerProcess.SIGTERM);
         await server.WaitForExitAsync(TimeSpan.FromSeconds(15));
-        var log = server.Output + "\n" + server.Errors;
-        Assert.Equal(1, CountLines(log, "locked: it cannot be read"));
-        File.Delete(shim);
+        return server.Output + "\n" + server.Errors;
     }
 
     private static int CountLines(string log, string text)
