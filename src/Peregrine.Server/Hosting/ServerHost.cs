@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging.Console;
 using Peregrine;
@@ -33,7 +34,7 @@ internal static class ServerHost
         // to this long, then closes what is left.
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = settings.ShutdownTimeout);
 
-        if (UsesInlineIo(settings))
+        if (UsesInlineIo(settings) && https is null)
         {
             // Measured on this project's 2-core machine with the server pinned to one core
             // (bench/RESULTS.md, "Inline socket I/O"): running Kestrel's continuations on the
@@ -42,6 +43,13 @@ internal static class ServerHost
             // blocks; Peregrine's request path does not (disk reads are scheduled off the socket
             // thread by RandomAccess).
             builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
+        }
+        else if (UsesInlineIo(settings) && ClientHelloTransportFactory.IsSupported)
+        {
+            // Over TLS the same holds for HTTP/1.1, while HTTP/2 is faster with Kestrel's default
+            // scheduling: the choice is made per connection, from the protocols its ClientHello
+            // offers (bench/RESULTS.md, "HTTPS: scheduling chosen per connection").
+            builder.Services.AddSingleton<IConnectionListenerFactory, ClientHelloTransportFactory>();
         }
 
         builder.WebHost.ConfigureKestrel(kestrel =>
@@ -147,12 +155,11 @@ internal static class ServerHost
     }
 
     /// <summary>
-    /// Inline I/O is on for cleartext servers only. The same run measured HTTP/2 slower with it
-    /// (bench/RESULTS.md, "Inline socket I/O"), and browsers reach a TLS server over
-    /// HTTP/2; a cleartext server mostly sits behind a proxy speaking HTTP/1.1, where inline
-    /// I/O and the fast path both help.
+    /// Inline I/O is on unless <c>--no-inline-io</c> turns it off. On a TLS server it applies to
+    /// the connections that do not offer HTTP/2 (see <see cref="ClientHelloTransportFactory"/>);
+    /// the socket engine's half (completions on the epoll thread) is process-wide.
     /// </summary>
-    public static bool UsesInlineIo(ServerSettings settings) => !settings.NoInlineIo && settings.Certificate is null;
+    public static bool UsesInlineIo(ServerSettings settings) => !settings.NoInlineIo;
 
     private static void Listen(KestrelServerOptions kestrel, ServerSettings settings, int port, Action<ListenOptions> configure)
     {

@@ -1,0 +1,299 @@
+using System.Buffers;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Threading.Channels;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
+
+namespace Peregrine.Server.Tls;
+
+/// <summary>
+/// Kestrel's socket transport for a TLS server, with each connection's scheduling chosen from
+/// the protocols its ClientHello offers. A connection whose client offers <c>h2</c> gets Kestrel's
+/// default scheduling (the output of many streams gathers in the socket's pipe and leaves in
+/// one send from an I/O queue); any other gets inline scheduling (read, decrypt, answer, encrypt
+/// and send on the socket's thread, as a cleartext Peregrine server does). Neither setting serves
+/// both protocols (bench/RESULTS.md, "Inline I/O over TLS, again, with the Native AOT build":
+/// inline scheduling doubles HTTPS/1.1 and halves HTTP/2), and Kestrel fixes the scheduling when
+/// a connection is accepted, before its handshake says which protocol it speaks. So the listener
+/// peeks at the first bytes (the ClientHello, left in the socket for Kestrel's handshake) before
+/// it hands the connection to Kestrel.
+/// </summary>
+/// <remarks>
+/// The connections themselves are Kestrel's (<see cref="SocketConnectionContextFactory"/>), with
+/// the socket transport's default options. Endpoints other than IP addresses go to Kestrel's own
+/// transport.
+/// </remarks>
+internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, IMemoryPoolFactory<byte> pools) : IConnectionListenerFactory, IConnectionListenerFactorySelector
+{
+    /// <summary>
+    /// Whether this runtime's socket transport lets its connections use Kestrel's own memory
+    /// pool (see <see cref="Options"/>); without it the server keeps Kestrel's transport as is.
+    /// </summary>
+    public static bool IsSupported { get; } = Probe();
+
+    public bool CanBind(EndPoint endpoint) => endpoint is IPEndPoint;
+
+    /// <summary>
+    /// The socket transport's defaults, with Kestrel's memory pool: the public constructor of
+    /// <see cref="SocketConnectionFactoryOptions"/> leaves the pool at
+    /// <see cref="System.Buffers.MemoryPool{T}.Shared"/>, which allocates per rent and hands
+    /// out empty buffers for a size hint of 0, which Kestrel's HTTP/1.1 output does not expect
+    /// (a body written before the response started failed with "Specified argument was out of
+    /// the range of valid values"). The pool is set the way Kestrel's own transport sets it.
+    /// </summary>
+    internal static SocketConnectionFactoryOptions Options(bool inline, IMemoryPoolFactory<byte> pools)
+    {
+        var options = new SocketConnectionFactoryOptions { UnsafePreferInlineScheduling = inline };
+        SetMemoryPoolFactory(options, pools);
+        return options;
+    }
+
+    [UnsafeAccessor(UnsafeAccessorKind.Method, Name = "set_MemoryPoolFactory")]
+    private static extern void SetMemoryPoolFactory(SocketConnectionFactoryOptions options, IMemoryPoolFactory<byte> value);
+
+    private static bool Probe()
+    {
+        try
+        {
+            SetMemoryPoolFactory(new SocketConnectionFactoryOptions(), null!);
+            return true;
+        }
+        catch (MissingMethodException)
+        {
+            return false;
+        }
+    }
+
+    public ValueTask<IConnectionListener> BindAsync(EndPoint endpoint, CancellationToken cancellationToken = default)
+    {
+        // Bound as Kestrel's socket transport binds (dual mode for [::], the default backlog),
+        // with its exception for a port in use, which Kestrel reports naming the address.
+        Socket socket;
+        try
+        {
+            socket = SocketTransportOptions.CreateDefaultBoundListenSocket(endpoint);
+        }
+        catch (SocketException ex) when (ex.SocketErrorCode == SocketError.AddressAlreadyInUse)
+        {
+            throw new AddressInUseException(ex.Message, ex);
+        }
+
+        try
+        {
+            socket.Listen(new SocketTransportOptions().Backlog);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+
+        var logger = loggers.CreateLogger("Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets");
+        return new ValueTask<IConnectionListener>(new ClientHelloListener(socket, logger, pools, ClientHelloListener.DefaultPeekTimeout));
+    }
+}
+
+/// <summary>Accepts connections and hands each to Kestrel once its ClientHello has said whether it offers <c>h2</c>.</summary>
+internal sealed class ClientHelloListener : IConnectionListener
+{
+    /// <summary>
+    /// How long a connection may take to send its ClientHello before it is handed on unsorted
+    /// (inline); Kestrel's handshake timeout runs from then. A TLS client sends the ClientHello
+    /// as soon as TCP connects.
+    /// </summary>
+    public static readonly TimeSpan DefaultPeekTimeout = TimeSpan.FromSeconds(1);
+
+    // A ClientHello with post-quantum key shares is about 1.8 KB; one of 4 KiB is far beyond
+    // what clients send. Larger ones are handed on unsorted.
+    private const int PeekBytes = 4096;
+
+    // Connections waiting for their ClientHello at once; beyond this, new ones are handed on
+    // unsorted, so a flood of silent connections costs Kestrel's limits, not this listener's.
+    private const int MaxWaiting = 1024;
+
+    // The ClientHello arrived in part: look again after this long.
+    private static readonly TimeSpan s_partialRetry = TimeSpan.FromMilliseconds(5);
+
+    private readonly Socket _socket;
+    private readonly SocketConnectionContextFactory _inline;
+    private readonly SocketConnectionContextFactory _queued;
+    private readonly TimeSpan _peekTimeout;
+    private readonly Channel<ConnectionContext> _ready = Channel.CreateUnbounded<ConnectionContext>(new UnboundedChannelOptions { SingleWriter = false });
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly Task _accepting;
+    private int _waiting;
+    private long _http2;
+    private long _other;
+
+    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout)
+    {
+        _socket = socket;
+        _peekTimeout = peekTimeout;
+        EndPoint = socket.LocalEndPoint!;
+        _inline = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: true, pools), logger);
+        _queued = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: false, pools), logger);
+        _accepting = AcceptLoopAsync();
+    }
+
+    public EndPoint EndPoint { get; }
+
+    /// <summary>Connections handed on with Kestrel's default scheduling, because they offered h2.</summary>
+    internal long Http2Connections => Interlocked.Read(ref _http2);
+
+    /// <summary>Connections handed on with inline scheduling.</summary>
+    internal long OtherConnections => Interlocked.Read(ref _other);
+
+    public async ValueTask<ConnectionContext?> AcceptAsync(CancellationToken cancellationToken = default)
+    {
+        try
+        {
+            return await _ready.Reader.ReadAsync(cancellationToken);
+        }
+        catch (ChannelClosedException)
+        {
+            // Unbound: Kestrel stops accepting.
+            return null;
+        }
+    }
+
+    private async Task AcceptLoopAsync()
+    {
+        while (true)
+        {
+            Socket accepted;
+            try
+            {
+                accepted = await _socket.AcceptAsync(_stopping.Token);
+            }
+            catch (SocketException ex) when (ex.SocketErrorCode == SocketError.ConnectionReset)
+            {
+                // The client gave up before it was accepted (Kestrel's listener goes on too).
+                continue;
+            }
+            catch (Exception) when (_stopping.IsCancellationRequested)
+            {
+                break;
+            }
+            catch (SocketException)
+            {
+                // The listening socket failed (out of descriptors, say): Kestrel's listener
+                // stops as well, and so does the endpoint.
+                break;
+            }
+
+            accepted.NoDelay = true;
+            if (Interlocked.Increment(ref _waiting) > MaxWaiting)
+            {
+                Interlocked.Decrement(ref _waiting);
+                HandOn(accepted, ClientOffer.Unknown);
+                continue;
+            }
+
+            _ = SortAsync(accepted);
+        }
+
+        _ready.Writer.TryComplete();
+    }
+
+    private async Task SortAsync(Socket accepted)
+    {
+        var offer = ClientOffer.Unknown;
+        var buffer = ArrayPool<byte>.Shared.Rent(PeekBytes);
+        try
+        {
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
+            timeout.CancelAfter(_peekTimeout);
+            while (true)
+            {
+                var peeked = await accepted.ReceiveAsync(buffer.AsMemory(0, PeekBytes), SocketFlags.Peek, timeout.Token);
+                offer = peeked == 0 ? ClientOffer.Unknown : ClientHello.Read(buffer.AsSpan(0, peeked));
+                if (offer != ClientOffer.Incomplete || peeked == PeekBytes)
+                {
+                    break;
+                }
+
+                // A peek returns at once while bytes wait, so wait a little for the rest.
+                await Task.Delay(s_partialRetry, timeout.Token);
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // Silent for too long, or the server is stopping: Kestrel's timeouts decide.
+        }
+        catch (SocketException)
+        {
+            // Reset by the client: Kestrel sees that on its first read.
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+            Interlocked.Decrement(ref _waiting);
+        }
+
+        HandOn(accepted, offer);
+    }
+
+    private void HandOn(Socket accepted, ClientOffer offer)
+    {
+        var http2 = offer == ClientOffer.Http2;
+        ConnectionContext connection;
+        try
+        {
+            connection = (http2 ? _queued : _inline).Create(accepted);
+        }
+        catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
+        {
+            // Stopped meanwhile, or the client is already gone.
+            accepted.Dispose();
+            return;
+        }
+
+        if (http2)
+        {
+            Interlocked.Increment(ref _http2);
+        }
+        else
+        {
+            Interlocked.Increment(ref _other);
+        }
+
+        if (!_ready.Writer.TryWrite(connection))
+        {
+            // Unbound meanwhile: Kestrel accepts no more.
+            connection.Abort();
+            _ = connection.DisposeAsync().AsTask();
+        }
+    }
+
+    public async ValueTask UnbindAsync(CancellationToken cancellationToken = default)
+    {
+        await _stopping.CancelAsync();
+        _socket.Dispose();
+        await _accepting;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await UnbindAsync();
+
+        // Peeks end at once when stopping; let them hand on (and so close) what they hold
+        // before the factories go.
+        for (var waited = 0; Volatile.Read(ref _waiting) > 0 && waited < 100; waited++)
+        {
+            await Task.Delay(10);
+        }
+
+        // Connections sorted and not taken by Kestrel are closed.
+        while (_ready.Reader.TryRead(out var connection))
+        {
+            connection.Abort();
+            await connection.DisposeAsync();
+        }
+
+        _inline.Dispose();
+        _queued.Dispose();
+        _stopping.Dispose();
+    }
+}
