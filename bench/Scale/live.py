@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """How long one changed file takes to become visible in a large tree, and what it costs the server.
 
-live.py [--folders 300] [--per-folder 1000] [--reps 5] [--work /tmp/peregrine-live] [--keep-tree]
+live.py [--folders 300] [--per-folder 1000] [--reps 5] [--work /tmp/peregrine-live] [--keep-tree] [--exe AOT]
 
 Writes (or reuses) a tree of FOLDERS x PER_FOLDER small files with make_tree.py, starts the
-Peregrine server on it (JIT build, --no-compression, so the figures are the catalog's alone),
+Peregrine server on it (JIT build, or the AOT executable given by --exe; --no-compression, so the figures are the catalog's alone),
 waits for the first index and for the process to go idle, then REPS times: rewrites one file in
 place (open with O_TRUNC, write, close), polls it over one keep-alive connection every 2 ms until
 the new bytes come back, and reads the server's CPU time (utime + stime from /proc) from just
@@ -54,6 +54,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--work", default="/tmp/peregrine-live")
     parser.add_argument("--keep-tree", action="store_true")
+    parser.add_argument("--exe", help="run this Native AOT executable instead of the JIT build of src/")
     args = parser.parse_args()
 
     root = os.path.join(args.work, f"tree-{args.folders}x{args.per_folder}")
@@ -61,9 +62,9 @@ def main() -> None:
         print(f"writing {args.folders * args.per_folder} files under {root}", flush=True)
         subprocess.run([sys.executable, os.path.join(HERE, "make_tree.py"), root, str(args.folders), str(args.per_folder)], check=True)
 
-    dll = server_dll()
+    program = [os.path.abspath(args.exe)] if args.exe else ["dotnet", server_dll()]
     server = subprocess.Popen(
-        ["dotnet", dll, root, "--port", "0", "--no-compression"],
+        [*program, root, "--port", "0", "--no-compression"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         port = None
