@@ -62,6 +62,12 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
             if (facts.Kind == FileKind.Link)
             {
                 // Where a link leads is decided against the whole tree (it must stay under the root).
+                // What was built so far is not published: its memory and copies are given back.
+                foreach (var built in DeltaOf(current, changes).Added)
+                {
+                    _entries.Discard(built);
+                }
+
                 return new UpdateResult(null, new SnapshotDelta([], []), deferred, NeedsRescan: true);
             }
 

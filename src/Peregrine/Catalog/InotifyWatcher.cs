@@ -22,11 +22,15 @@ namespace Peregrine.Catalog;
 /// </para>
 /// <para>
 /// Two rules cover writers that never close: a file with no event for
-/// <see cref="WatchOptions.SettleTime"/> is taken as it stands (a hard link, a writer that keeps
-/// the file open and stopped), and a file written for longer than
-/// <see cref="WatchOptions.OpenWriteLimit"/> (a log) is published as a snapshot that held still
-/// while it was read, again at each such interval. A queue overflow (<c>IN_Q_OVERFLOW</c>) means
-/// events were lost, and asks for a whole rescan.
+/// <see cref="WatchOptions.SettleTime"/> is taken as it stands, unless it is still open
+/// (<c>IN_OPEN</c> not yet matched by a close: a writer that truncated it and paused before
+/// writing is not published empty), which covers writes whose open the watcher cannot see (a
+/// hard link written under another name, an open from before the watch); and a file written for
+/// longer than <see cref="WatchOptions.OpenWriteLimit"/> (a log, or a writer that keeps the file
+/// open and stopped) is published as a snapshot that held still while it was read, again at each
+/// such interval. Following opens costs two events per open of a file under the root, readers'
+/// included (a response read from an original rather than from its copy is one). A queue
+/// overflow (<c>IN_Q_OVERFLOW</c>) means events were lost, and asks for a whole rescan.
 /// </para>
 /// </remarks>
 internal sealed partial class InotifyWatcher : IDisposable
@@ -34,6 +38,8 @@ internal sealed partial class InotifyWatcher : IDisposable
     private const uint InModify = 0x2;
     private const uint InAttrib = 0x4;
     private const uint InCloseWrite = 0x8;
+    private const uint InCloseNoWrite = 0x10;
+    private const uint InOpen = 0x20;
     private const uint InMovedFrom = 0x40;
     private const uint InMovedTo = 0x80;
     private const uint InCreate = 0x100;
@@ -51,7 +57,7 @@ internal sealed partial class InotifyWatcher : IDisposable
     private const short PollIn = 1;
     private const int PollTimeoutMs = 20;
 
-    private const uint Mask = InModify | InAttrib | InCloseWrite | InMovedFrom | InMovedTo | InCreate | InDelete
+    private const uint Mask = InModify | InAttrib | InCloseWrite | InCloseNoWrite | InOpen | InMovedFrom | InMovedTo | InCreate | InDelete
         | InDeleteSelf | InMoveSelf | InOnlyDir | InDontFollow | InExclUnlink;
 
     private readonly FileCatalog _catalog;
@@ -63,6 +69,13 @@ internal sealed partial class InotifyWatcher : IDisposable
     private readonly Dictionary<string, int> _watches = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, Writing> _writing = new(StringComparer.Ordinal);
     private readonly Dictionary<string, ChangedPath> _queued = new(StringComparer.Ordinal);
+
+    // Opens of each file not yet matched by a close (IN_OPEN against IN_CLOSE_WRITE and
+    // IN_CLOSE_NOWRITE), on this thread only: a file still open is not taken by the settle rule,
+    // however quiet its writer. inotify does not say how a file was opened, so a reader counts
+    // too; a count left wrong (an open from before the watch, a close that never came) costs at
+    // most a wait until OpenWriteLimit.
+    private readonly Dictionary<string, int> _open = new(StringComparer.Ordinal);
     private readonly byte[] _buffer = new byte[64 * 1024];
     private readonly Thread _thread;
     private HashSet<string>? _touched;
@@ -174,7 +187,7 @@ internal sealed partial class InotifyWatcher : IDisposable
         var limit = (long)_options.OpenWriteLimit.TotalMilliseconds;
         foreach (var (path, writing) in _writing)
         {
-            if (now - writing.Last >= settle)
+            if (now - writing.Last >= settle && !_open.ContainsKey(path))
             {
                 _writing.TryRemove(path, out _);
                 Queue(path, isDirectory: false, now);
@@ -250,7 +263,8 @@ internal sealed partial class InotifyWatcher : IDisposable
     {
         if ((mask & InQueueOverflow) != 0)
         {
-            // Events were lost: only a rescan can tell what changed.
+            // Events were lost: only a rescan can tell what changed, and opens may have lost their closes.
+            _open.Clear();
             _catalog.RequestRefresh();
             return;
         }
@@ -290,6 +304,14 @@ internal sealed partial class InotifyWatcher : IDisposable
         }
 
         var relative = folder + "/" + name;
+        if ((mask & (InOpen | InCloseNoWrite)) != 0 && (mask & InIsDir) == 0)
+        {
+            // Opened, or closed after reading: the bytes did not change (our own reads of a file
+            // give these too, so they must not count as a change to it).
+            CountOpen(relative, (mask & InOpen) != 0 ? 1 : -1);
+            return;
+        }
+
         _touched?.Add(relative);
         if ((mask & InIsDir) != 0)
         {
@@ -319,6 +341,16 @@ internal sealed partial class InotifyWatcher : IDisposable
 
         if ((mask & (InCloseWrite | InMovedTo | InDelete | InMovedFrom)) != 0)
         {
+            if ((mask & InCloseWrite) != 0)
+            {
+                CountOpen(relative, -1);
+            }
+            else
+            {
+                // Another file under the name now, or none: what was open belonged to the old one.
+                _open.Remove(relative);
+            }
+
             _writing.TryRemove(relative, out _);
             Queue(relative, isDirectory: false, now);
         }
@@ -326,6 +358,20 @@ internal sealed partial class InotifyWatcher : IDisposable
         {
             // touch(1), chmod(1): the time or the readability changed.
             Queue(relative, isDirectory: false, now);
+        }
+    }
+
+    private void CountOpen(string relative, int change)
+    {
+        var count = _open.GetValueOrDefault(relative) + change;
+        if (count > 0)
+        {
+            _open[relative] = count;
+        }
+        else
+        {
+            // A close whose open came before the watch leaves nothing behind either.
+            _open.Remove(relative);
         }
     }
 

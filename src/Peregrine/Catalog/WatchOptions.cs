@@ -30,8 +30,11 @@ public sealed class WatchOptions
     public TimeSpan RootCheckInterval { get; set; } = TimeSpan.FromMilliseconds(500);
 
     /// <summary>
-    /// How long a file written without being closed (a hard link, a writer that keeps it open
-    /// and stopped writing) must go without a change before it is published as it stands; and,
+    /// How long a file written without being closed, and not open any more, must go without a
+    /// change before it is published as it stands (a hard link written under another name, a
+    /// writer whose open came before the watch; a file still open waits for its close or for
+    /// <see cref="OpenWriteLimit"/>, so a writer that truncates it and pauses does not publish it
+    /// empty); and,
     /// for file systems watched without close events (polling, or no inotify), how long a changed
     /// file's modification time must lie in the past before a rescan takes it. Until then the
     /// previous version is served. Default: 500 ms.
@@ -39,9 +42,9 @@ public sealed class WatchOptions
     public TimeSpan SettleTime { get; set; } = TimeSpan.FromMilliseconds(500);
 
     /// <summary>
-    /// A file kept open and written for longer than this (a log) is published as a snapshot
-    /// that held still while it was read, and again at each such interval while the writing
-    /// goes on. Default: 10 s.
+    /// A file kept open and written for longer than this (a log, or a writer that keeps the file
+    /// open and stopped writing) is published as a snapshot that held still while it was read,
+    /// and again at each such interval while the writing goes on. Default: 10 s.
     /// </summary>
     public TimeSpan OpenWriteLimit { get; set; } = TimeSpan.FromSeconds(10);
 

@@ -30,13 +30,13 @@ public sealed class VersionCopiesTests
 
             // Rewritten in place: the new version gets a copy, the old one's goes a moment later.
             tree.Write("a.bin", a2);
-            await UntilAsync(async () => (await host.Client.GetByteArrayAsync("/a.bin")).AsSpan().SequenceEqual(a2), "the new version of a.bin is served");
-            await UntilAsync(() => Task.FromResult(Copies(folder).Length == 2), "the replaced version's copy is removed");
+            await UntilAsync(async () => (await host.Client.GetByteArrayAsync("/a.bin")).AsSpan().SequenceEqual(a2), () => "the new version of a.bin is served");
+            await UntilAsync(() => Task.FromResult(Copies(folder).Length == 2), () => $"the replaced version's copy is removed ({Describe(folder)})");
             Assert.Contains(Copies(folder), copy => File.ReadAllBytes(copy).AsSpan().SequenceEqual(a2));
 
             File.Delete(Path.Combine(tree.Root, "b.bin"));
-            await UntilAsync(async () => (await host.Client.GetAsync("/b.bin")).StatusCode == HttpStatusCode.NotFound, "b.bin answers 404");
-            await UntilAsync(() => Task.FromResult(Copies(folder).Length == 1), "the deleted file's copy is removed");
+            await UntilAsync(async () => (await host.Client.GetAsync("/b.bin")).StatusCode == HttpStatusCode.NotFound, () => "b.bin answers 404");
+            await UntilAsync(() => Task.FromResult(Copies(folder).Length == 1), () => $"the deleted file's copy is removed ({Describe(folder)})");
         }
         finally
         {
@@ -107,15 +107,18 @@ public sealed class VersionCopiesTests
         Assert.StartsWith($"Watch.{option}: ", error, StringComparison.Ordinal);
     }
 
+    private static string Describe(string folder)
+        => string.Join(", ", Copies(folder).Select(copy => $"{Path.GetFileName(copy)}: {new FileInfo(copy).Length} bytes"));
+
     private static string[] Copies(string folder)
         => [.. Directory.GetFiles(folder).Where(path => Path.GetFileName(path) != ".lock")];
 
-    private static async Task UntilAsync(Func<Task<bool>> condition, string what)
+    private static async Task UntilAsync(Func<Task<bool>> condition, Func<string> what)
     {
         var clock = Stopwatch.StartNew();
         while (!await condition())
         {
-            Assert.True(clock.Elapsed < s_limit, $"not within {s_limit}: {what}");
+            Assert.True(clock.Elapsed < s_limit, $"not within {s_limit}: {what()}");
             await Task.Delay(20);
         }
     }

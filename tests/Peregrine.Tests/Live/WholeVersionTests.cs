@@ -71,9 +71,10 @@ public sealed class WholeVersionTests
     }
 
     [Fact]
-    public async Task FileLeftOpenAndQuiet_IsPublishedAfterTheSettleTime()
+    public async Task FileLeftOpenAndQuiet_IsPublishedAfterTheOpenWriteLimit()
     {
-        // A writer that keeps the file open and stops writing: the settle rule takes it as it stands.
+        // A writer that keeps the file open and stops writing: the file is still open, so the
+        // settle rule leaves it, and the open-write limit takes it as it stands.
         if (!OperatingSystem.IsLinux())
         {
             return;
@@ -81,13 +82,45 @@ public sealed class WholeVersionTests
 
         using var tree = new TempTree();
         tree.Write("log.txt", "");
-        await using var host = await PeregrineHost.StartAsync(tree.Root, options => options.Watch.SettleTime = TimeSpan.FromMilliseconds(200));
+        await using var host = await PeregrineHost.StartAsync(tree.Root, options => (options.Watch.SettleTime, options.Watch.OpenWriteLimit) = (TimeSpan.FromMilliseconds(200), TimeSpan.FromMilliseconds(500)));
 
         await using var writer = new FileStream(Path.Combine(tree.Root, "log.txt"), FileMode.Append, FileAccess.Write, FileShare.ReadWrite);
         await writer.WriteAsync("line 1\n"u8.ToArray());
         await writer.FlushAsync();
 
         await UntilAsync(host, "/log.txt", "line 1\n");
+    }
+
+    [Fact]
+    public async Task FileTruncatedByAWriterThatPauses_IsNotPublishedEmpty_UntilItsWriterCloses()
+    {
+        // cp and editors open with O_TRUNC and then write; one that pauses in between, past the
+        // settle time, leaves an empty file open. A second file, opened before the server
+        // watched (so its open was not seen), is written after the truncation: once the settle
+        // rule has published it, the truncated file has been quiet as long, and must still be
+        // served at its previous version because it is open.
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        using var tree = new TempTree();
+        tree.Write("page.txt", "version 1, whole");
+        tree.Write("control.txt", "control 0");
+        await using var control = new FileStream(Path.Combine(tree.Root, "control.txt"), FileMode.Open, FileAccess.Write, FileShare.ReadWrite);
+        await using var host = await PeregrineHost.StartAsync(tree.Root, options => (options.Watch.SettleTime, options.Watch.OpenWriteLimit) = (TimeSpan.FromMilliseconds(200), TimeSpan.FromSeconds(60)));
+
+        var writer = new FileStream(Path.Combine(tree.Root, "page.txt"), FileMode.Truncate, FileAccess.Write, FileShare.ReadWrite);
+        control.SetLength(0);
+        await control.WriteAsync("control 1"u8.ToArray());
+        await control.FlushAsync();
+
+        await UntilAsync(host, "/control.txt", "control 1");
+        Assert.Equal("version 1, whole", await host.Client.GetStringAsync("/page.txt"));
+
+        await writer.WriteAsync("version 2"u8.ToArray());
+        await writer.DisposeAsync();
+        await UntilAsync(host, "/page.txt", "version 2");
     }
 
     [Fact]
