@@ -209,8 +209,13 @@ internal sealed partial class InotifyWatcher : IDisposable
         _touched = new HashSet<string>(StringComparer.Ordinal);
         var deferred = _catalog.ApplyChanges(_root, batch, path =>
         {
+            // Not taken while open, either: a writer's open (cp's O_TRUNC) is queued before its
+            // truncation, whose own event can come after the read and even after the margin
+            // when the writer is starved of CPU, so an empty file read now may be its truncation.
+            // The catalog's own reads are closed by now; a reader's open defers the file until the
+            // settle rule, once the reader is done (or the open-write limit).
             Drain();
-            return !_touched.Contains(path) && !_writing.ContainsKey(path);
+            return !_touched.Contains(path) && !_writing.ContainsKey(path) && !_open.ContainsKey(path);
         });
         _touched = null;
         foreach (var change in deferred)
