@@ -22,10 +22,11 @@ namespace Peregrine.Catalog;
 /// </para>
 /// <para>
 /// Two rules cover writers that never close: a file with no event for
-/// <see cref="WatchOptions.SettleTime"/> is taken as it stands, unless it is still open
-/// (<c>IN_OPEN</c> not yet matched by a close: a writer that truncated it and paused before
-/// writing is not published empty), which covers writes whose open the watcher cannot see (a
-/// hard link written under another name, an open from before the watch); and a file written for
+/// <see cref="WatchOptions.SettleTime"/> is taken as it stands, unless a writer still has it
+/// open (asked of the kernel with a read lease, or where none can be had, <c>IN_OPEN</c> not yet
+/// matched by a close: a writer that truncated it and paused before writing is not published
+/// empty), which covers writes whose open the watcher cannot see (a hard link written under
+/// another name); and a file written for
 /// longer than <see cref="WatchOptions.OpenWriteLimit"/> (a log, or a writer that keeps the file
 /// open and stopped) is published as a snapshot that held still while it was read, again at each
 /// such interval. Following opens costs two events per open of a file under the root, readers'
@@ -71,10 +72,10 @@ internal sealed partial class InotifyWatcher : IDisposable
     private readonly Dictionary<string, ChangedPath> _queued = new(StringComparer.Ordinal);
 
     // Opens of each file not yet matched by a close (IN_OPEN against IN_CLOSE_WRITE and
-    // IN_CLOSE_NOWRITE), on this thread only: a file still open is not taken by the settle rule,
-    // however quiet its writer. inotify does not say how a file was opened, so a reader counts
-    // too; a count left wrong (an open from before the watch, a close that never came) costs at
-    // most a wait until OpenWriteLimit.
+    // IN_CLOSE_NOWRITE), on this thread only: what the settle rule goes by where the kernel cannot
+    // be asked (IsOpenForWriting). inotify does not say how a file was opened, so a reader counts
+    // too, and it merges two identical events in a row (two closes), so a count can stay too high;
+    // a count left wrong costs at most a wait until OpenWriteLimit.
     private readonly Dictionary<string, int> _open = new(StringComparer.Ordinal);
     private readonly byte[] _buffer = new byte[64 * 1024];
     private readonly Thread _thread;
@@ -187,8 +188,17 @@ internal sealed partial class InotifyWatcher : IDisposable
         var limit = (long)_options.OpenWriteLimit.TotalMilliseconds;
         foreach (var (path, writing) in _writing)
         {
-            if (now - writing.Last >= settle && !_open.ContainsKey(path))
+            if (now - writing.Last >= settle)
             {
+                if (IsOpenForWriting(path) ?? _open.ContainsKey(path))
+                {
+                    // Quiet but still open (a writer that truncated it and paused): asked again
+                    // after another settle time, up to the open-write limit.
+                    _writing[path] = writing with { Last = now };
+                    continue;
+                }
+
+                _open.Remove(path);
                 _writing.TryRemove(path, out _);
                 Queue(path, isDirectory: false, now);
             }
@@ -209,13 +219,11 @@ internal sealed partial class InotifyWatcher : IDisposable
         _touched = new HashSet<string>(StringComparer.Ordinal);
         var deferred = _catalog.ApplyChanges(_root, batch, path =>
         {
-            // Not taken while open, either: a writer's open (cp's O_TRUNC) is queued before its
-            // truncation, whose own event can come after the read and even after the margin
-            // when the writer is starved of CPU, so an empty file read now may be its truncation.
-            // The catalog's own reads are closed by now; a reader's open defers the file until the
-            // settle rule, once the reader is done (or the open-write limit).
+            // Not taken while a writer has it open, either: the event of a truncation (cp's
+            // O_TRUNC) can come after the read, and even after the margin when the writer is
+            // starved of CPU, so an empty file read now may be a truncation under way.
             Drain();
-            return !_touched.Contains(path) && !_writing.ContainsKey(path) && !_open.ContainsKey(path);
+            return !_touched.Contains(path) && !_writing.ContainsKey(path) && IsOpenForWriting(path) != true;
         });
         _touched = null;
         foreach (var change in deferred)
@@ -366,6 +374,33 @@ internal sealed partial class InotifyWatcher : IDisposable
         }
     }
 
+    /// <summary>
+    /// Whether any process has the file open for writing now, asked of the kernel: a read lease
+    /// (<c>F_SETLEASE</c>) is refused with <c>EAGAIN</c> while the file is open for writing, and
+    /// is released at once. <see langword="null"/> when no lease can be had (the server neither
+    /// owns the file nor has <c>CAP_LEASE</c>, or the file system has no leases) or the file is
+    /// gone: the caller goes by what the events said.
+    /// </summary>
+    private bool? IsOpenForWriting(string relative)
+    {
+        try
+        {
+            using var handle = File.OpenHandle(_root + relative, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
+            var fd = (int)handle.DangerousGetHandle();
+            if (fcntl(fd, SetLease, ReadLock) == 0)
+            {
+                fcntl(fd, SetLease, Unlock);
+                return false;
+            }
+
+            return Marshal.GetLastPInvokeError() == TryAgain ? true : null;
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            return null;
+        }
+    }
+
     private void CountOpen(string relative, int change)
     {
         var count = _open.GetValueOrDefault(relative) + change;
@@ -472,4 +507,13 @@ internal sealed partial class InotifyWatcher : IDisposable
 
     [LibraryImport("libc")]
     private static partial int close(int fd);
+
+    // F_SETLEASE and its F_RDLCK / F_UNLCK arguments (fcntl(2)), and EAGAIN.
+    private const int SetLease = 1024;
+    private const int ReadLock = 0;
+    private const int Unlock = 2;
+    private const int TryAgain = 11;
+
+    [LibraryImport("libc", SetLastError = true)]
+    private static partial int fcntl(int fd, int command, int argument);
 }

@@ -170,7 +170,7 @@ public sealed class LiveContentTests : IAsyncLifetime
         while (headEnd < 0 || filled - headEnd - 4 < atLeast)
         {
             var read = await stream.ReadAsync(buffer.AsMemory(filled), timeout.Token);
-            Assert.True(read > 0, "the connection closed before the body began");
+            Assert.True(read > 0, $"the connection closed before the body began: {Encoding.Latin1.GetString(buffer, 0, Math.Min(filled, 400))}");
             filled += read;
             headEnd = headEnd >= 0 ? headEnd : buffer.AsSpan(0, filled).IndexOf("\r\n\r\n"u8);
         }
