@@ -383,10 +383,21 @@ internal sealed partial class InotifyWatcher : IDisposable
     /// </summary>
     private bool? IsOpenForWriting(string relative)
     {
+        if (FileSystemProbe.Probe(_root + relative, followLinks: false).Kind != FileKind.Regular)
+        {
+            // Never opened: a FIFO would block the watcher, and a link is not followed.
+            return null;
+        }
+
         try
         {
             using var handle = File.OpenHandle(_root + relative, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
             var fd = (int)handle.DangerousGetHandle();
+
+            // A writer opening the file while the lease is held breaks it, and the kernel tells
+            // the holder with a signal, SIGIO unless set: SIGIO would end the process, SIGURG is
+            // ignored. The writer waits only until the lease is released, a moment later.
+            fcntl(fd, SetSignal, UrgentSignal);
             if (fcntl(fd, SetLease, ReadLock) == 0)
             {
                 fcntl(fd, SetLease, Unlock);
@@ -508,8 +519,10 @@ internal sealed partial class InotifyWatcher : IDisposable
     [LibraryImport("libc")]
     private static partial int close(int fd);
 
-    // F_SETLEASE and its F_RDLCK / F_UNLCK arguments (fcntl(2)), and EAGAIN.
+    // F_SETLEASE and its F_RDLCK / F_UNLCK arguments, F_SETSIG (fcntl(2)), SIGURG and EAGAIN.
     private const int SetLease = 1024;
+    private const int SetSignal = 10;
+    private const int UrgentSignal = 23;
     private const int ReadLock = 0;
     private const int Unlock = 2;
     private const int TryAgain = 11;
