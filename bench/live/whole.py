@@ -12,9 +12,12 @@ new, changed or deleted file takes to show (a watcher thread polls each change u
 
 Every 200 must carry a body equal to a version that was written (by SHA-256), with its full
 Content-Length. Reported per outcome: whole (200, a known version), WRONG (200, bytes of no
-version: must be 0), 404 (churn deletes files), 503 (a file sent from disk while a writer is at
-it has no whole version to send; the answer says to retry), cut (the connection closed before
-the body's end: the disk path aborts a response whose file changed while it was sent), errors.
+version: must be 0), 404 (churn deletes files), 503 (a file sent from disk with no copy of its
+published version, Watch.MaxCopiedFileSize / Watch.CopyBudget, while a writer is at it: the
+answer says to retry), cut (the connection closed before the body's end: a response read from
+such an original is aborted when the file changes under it), errors. Then how many whole
+responses carried each version (cp: v0 and v1 of each file; churn: how many distinct versions
+were served), which shows that the new versions are published, not only the first.
 Starts the server itself (JIT build of src/Peregrine.Server, --no-compression) on a fresh tree
 under /tmp; not part of CI.
 """
@@ -68,6 +71,11 @@ class Tally:
         self.lock = threading.Lock()
         self.counts: dict[str, int] = {}
         self.examples: list[str] = []
+        self.versions: dict[tuple[str, str], int] = {}
+
+    def served(self, path: str, digest: str) -> None:
+        with self.lock:
+            self.versions[(path, digest)] = self.versions.get((path, digest), 0) + 1
 
     def add(self, outcome: str, detail: str = "") -> None:
         with self.lock:
@@ -103,6 +111,8 @@ def reader(port: int, paths: list[str], known: dict[str, set[str]], known_lock: 
                 with known_lock:
                     ok = digest in known[path]
                 tally.add("whole" if ok else "WRONG", f"{path}: {len(body)} bytes, ETag {response.getheader('ETag')}")
+                if ok:
+                    tally.served(path, digest)
             elif status in (404, 503):
                 tally.add(str(status))
             else:
@@ -123,6 +133,7 @@ def run_cp(args: argparse.Namespace) -> None:
     files = {"/big.bin": 2 * 1024 * 1024, "/small.bin": 200 * 1024}
     known: dict[str, set[str]] = {}
     versions: dict[str, list[str]] = {}
+    labels: dict[str, str] = {}
     for path, size in files.items():
         known[path] = set()
         versions[path] = []
@@ -132,6 +143,7 @@ def run_cp(args: argparse.Namespace) -> None:
             with open(source, "wb") as f:
                 f.write(data)
             known[path].add(hashlib.sha256(data).hexdigest())
+            labels[hashlib.sha256(data).hexdigest()] = f"v{v}"
             versions[path].append(source)
         shutil.copyfile(versions[path][0], root + path)
     server, port = start(root)
@@ -156,6 +168,8 @@ def run_cp(args: argparse.Namespace) -> None:
         shutil.rmtree(root)
         shutil.rmtree(sources)
     report(tally, f"cp in place: {copies} copies of each file over {args.secs} s, {args.readers} readers")
+    print("  whole responses by version: " + ", ".join(
+        f"{path} {labels[digest]} {count}" for (path, digest), count in sorted(tally.versions.items(), key=lambda kv: (kv[0][0], labels[kv[0][1]]))))
 
 
 def run_churn(args: argparse.Namespace) -> None:
@@ -258,6 +272,8 @@ def run_churn(args: argparse.Namespace) -> None:
     extra = (f"; {generation} changes; visible after median {statistics.median(seen) * 1000:.0f} ms, "
              f"max {seen[-1] * 1000:.0f} ms ({len(seen)} sampled), later than 5 s: {len(late)}") if seen else ""
     report(tally, f"churn: {count} files, {args.readers} readers, {args.secs} s{extra}")
+    written = sum(len(v) for v in known.values())
+    print(f"  versions served whole: {len(tally.versions)} of {written} written")
 
 
 def report(tally: Tally, title: str) -> None:

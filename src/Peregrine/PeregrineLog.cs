@@ -46,4 +46,10 @@ internal static partial class PeregrineLog
 
     [LoggerMessage(16, LogLevel.Debug, "Updated {Paths} changed paths under {Root} in {Milliseconds} ms ({Deferred} still being written).")]
     public static partial void Updated(ILogger logger, int paths, string root, double milliseconds, int deferred);
+
+    [LoggerMessage(50, LogLevel.Warning, "Copies of the files served from disk cannot be kept under {Folder} ({Reason}): such files are read from the originals, and one rewritten in place is answered with 503 until it is indexed again.")]
+    public static partial void CopiesUnavailable(ILogger logger, string folder, string reason);
+
+    [LoggerMessage(51, LogLevel.Information, "The copies of the files served from disk reached Watch.CopyBudget ({Budget} bytes): larger files left over are read from the originals.")]
+    public static partial void CopyBudgetReached(ILogger logger, long budget);
 }

@@ -149,6 +149,23 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
             {
                 errors.Add($"Watch.OpenWriteLimit: {watch.OpenWriteLimit} must be at least 100 ms and at least Watch.SettleTime.");
             }
+
+            if (watch.MaxCopiedFileSize < 0)
+            {
+                errors.Add($"Watch.MaxCopiedFileSize: {watch.MaxCopiedFileSize} must be zero (no copies) or more.");
+            }
+
+            if (watch.CopyBudget < 0)
+            {
+                errors.Add($"Watch.CopyBudget: {watch.CopyBudget} must be zero (no copies) or more.");
+            }
+
+            // Created and written to now, so that a read-only or misspelt folder fails the
+            // start-up rather than leaving every large file to 503s under writers.
+            if (watch.CopyDirectory is not null && Compression.CompressionOptionsValidator.CacheDirectoryProblem(watch.CopyDirectory) is { } copyProblem)
+            {
+                errors.Add($"Watch.CopyDirectory: {copyProblem}");
+            }
         }
         else
         {

@@ -71,6 +71,10 @@ internal static class OptionTable
         "Most bytes of files and their compressed forms held in memory, as 268435456, 256M or 1G (default 256M).",
         ValueParsers.Size, static (s, bytes) => s.MemoryBudget = bytes);
 
+    public static readonly OptionSpec CopyLimit = Value<long>("copyLimit", "SIZE",
+        "Serve files sent from disk up to SIZE from a private copy of each published version, so one rewritten in place is served whole at its previous version (default 64M; 0 turns copies off).",
+        ValueParsers.Size, static (s, bytes) => s.CopyLimit = bytes);
+
     public static readonly OptionSpec TlsCert = PathValue("tlsCert", "FILE", static (s, file) => s.TlsCert = file,
         "Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain; needs --tls-key.");
 
@@ -108,7 +112,7 @@ internal static class OptionTable
     public static readonly IReadOnlyList<OptionSpec> All =
     [
         Root, Port, Host, Spa, NotFound, CleanUrls, Listing, Index, Hidden, Cors, Header, Cache, AccessLog, Metrics, NoWatch, NoCompression,
-        NoFastPath, NoInlineIo, CompressionCache, MemoryBudget, TlsCert, TlsKey, TlsPfx, TlsPassword, RedirectHttp,
+        NoFastPath, NoInlineIo, CompressionCache, MemoryBudget, CopyLimit, TlsCert, TlsKey, TlsPfx, TlsPassword, RedirectHttp,
         BasicAuth, BasicAuthFile, AllowInsecureAuth, ShutdownTimeout, Quiet, Verbose,
     ];
 

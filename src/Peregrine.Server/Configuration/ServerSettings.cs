@@ -67,6 +67,8 @@ internal sealed class ServerSettings : IDisposable
 
     public long? MemoryBudget { get; set; }
 
+    public long? CopyLimit { get; set; }
+
     public string? TlsCert { get; set; }
 
     public string? TlsKey { get; set; }
@@ -132,6 +134,11 @@ internal sealed class ServerSettings : IDisposable
         if (MemoryBudget is { } budget)
         {
             options.MemoryBudget = budget;
+        }
+
+        if (CopyLimit is { } copyLimit)
+        {
+            options.Watch.MaxCopiedFileSize = copyLimit;
         }
     }
 

@@ -12,10 +12,10 @@ namespace Peregrine.Catalog;
 /// Only files found here can ever be served, so no request path is ever handed to the file
 /// system.
 /// </summary>
-internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger)
+internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger, VersionCopies? copies = null)
 {
     private readonly TreeScanner _scanner = new(options, logger);
-    private readonly EntryBuilder _entries = new(options, budget, logger);
+    private readonly EntryBuilder _entries = new(options, budget, logger, copies);
 
     /// <summary>Files the last build kept at their earlier version (or left out) because they were still being written.</summary>
     public int Unsettled { get; private set; }

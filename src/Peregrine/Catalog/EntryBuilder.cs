@@ -14,15 +14,17 @@ internal sealed class EntryBuilder
 
     private readonly PeregrineOptions _options;
     private readonly MemoryBudget _budget;
+    private readonly VersionCopies? _copies;
     private readonly ILogger _logger;
     private readonly ContentTypeMap _contentTypes;
     private readonly CachePolicy _cachePolicy;
     private readonly ConcurrentDictionary<long, string> _httpDates = new();
 
-    public EntryBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger)
+    public EntryBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger, VersionCopies? copies = null)
     {
         _options = options;
         _budget = budget;
+        _copies = copies;
         _logger = logger;
         _contentTypes = new ContentTypeMap(options);
         _cachePolicy = new CachePolicy(options);
@@ -127,7 +129,7 @@ internal sealed class EntryBuilder
         {
             // A new length under the old time: a truncation under way (the file system sets the
             // length before the time, and sends its event after both). Not a version.
-            _budget.Release(entry.Identity.Content?.Length ?? 0);
+            Discard(entry);
             settled = false;
             return null;
         }
@@ -139,11 +141,26 @@ internal sealed class EntryBuilder
             && previous.IsAt(file.Physical)
             && string.Equals(previous.Identity.ETag.ToString(), entry.Identity.ETag.ToString(), StringComparison.Ordinal))
         {
-            _budget.Release(entry.Identity.Content?.Length ?? 0);
+            Discard(entry);
             return previous;
         }
 
         return entry;
+    }
+
+    /// <summary>Gives back what an entry that is not published after all holds: its bytes in memory, or its copy on disk.</summary>
+    public void Discard(CatalogEntry entry)
+    {
+        _budget.Release(entry.Identity.Content?.Length ?? 0);
+        DiscardCopy(entry.Identity);
+    }
+
+    private void DiscardCopy(Representation identity)
+    {
+        if (_copies is not null && _copies.Holds(identity.PhysicalPath))
+        {
+            _copies.Discard(identity.PhysicalPath!, identity.Length);
+        }
     }
 
     /// <summary>Builds a file's entry and accounts for the memory it holds against the budget reserved for it.</summary>
@@ -233,6 +250,7 @@ internal sealed class EntryBuilder
             return null;
         }
 
+        string? copy = null;
         try
         {
             // A file read whole in one call needs no read-ahead advice (one fadvise(2) less).
@@ -265,17 +283,34 @@ internal sealed class EntryBuilder
                 // In memory: the entry knows the file's path for a re-read; the representation needs none.
                 identity = new Representation(ContentCoding.Identity, length, EntityTag.Compute(content), content, physicalPath: null);
             }
-            else if (length <= _options.MaxHashedFileSize)
-            {
-                using var stream = new FileStream(handle, FileAccess.Read, bufferSize: 0);
-                identity = new Representation(ContentCoding.Identity, length, EntityTag.Compute(stream), content: null, file.Physical);
-
-                // Before the stream closes the handle it was given.
-                after = FileSystemProbe.Probe(handle);
-            }
             else
             {
-                identity = new Representation(ContentCoding.Identity, length, EntityTag.FromMetadata(length, lastWrite.Ticks), content: null, file.Physical);
+                // Streamed from disk: from a private copy of this version where one can be made
+                // (VersionCopies), so that a writer rewriting the file in place cannot change the
+                // bytes a response is reading; the copy is taken under the same length and time
+                // check as a read into memory, and it is the copy that is hashed, so the tag names
+                // the bytes sent.
+                copy = _copies?.TryCopy(handle, length, facts.LastWriteTicks);
+                string etag;
+                if (length > _options.MaxHashedFileSize)
+                {
+                    etag = EntityTag.FromMetadata(length, lastWrite.Ticks);
+                }
+                else if (copy is not null)
+                {
+                    using var stream = new FileStream(copy, FileMode.Open, FileAccess.Read, FileShare.Read, bufferSize: 0, FileOptions.SequentialScan);
+                    etag = EntityTag.Compute(stream);
+                }
+                else
+                {
+                    using var stream = new FileStream(handle, FileAccess.Read, bufferSize: 0);
+                    etag = EntityTag.Compute(stream);
+
+                    // Before the stream closes the handle it was given.
+                    after = FileSystemProbe.Probe(handle);
+                }
+
+                identity = new Representation(ContentCoding.Identity, length, etag, content: null, copy ?? file.Physical);
             }
 
             // The same length and time after the read as before it, or a writer was at work
@@ -284,6 +319,7 @@ internal sealed class EntryBuilder
             if (after.Value.Length != length || after.Value.LastWriteTicks != facts.LastWriteTicks)
             {
                 settled = false;
+                DiscardCopy(identity);
                 return null;
             }
 
@@ -293,6 +329,11 @@ internal sealed class EntryBuilder
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {
+            if (copy is not null)
+            {
+                _copies!.Discard(copy, file.Length);
+            }
+
             PeregrineLog.Unreadable(_logger, file.Physical, ex.Message);
             return null;
         }

@@ -29,6 +29,9 @@ internal sealed class FileCatalog : IDisposable
     // (the watcher's thread) and a whole rescan (the refresh loop) never build on the same one.
     private readonly Lock _publishing = new();
     private readonly IncrementalUpdate _update;
+
+    // Copies of the published versions of the files streamed from disk; null when off.
+    private readonly VersionCopies? _copies;
     private volatile CatalogSnapshot? _current;
     private CatalogWatcher? _watcher;
     private int _started;
@@ -45,7 +48,8 @@ internal sealed class FileCatalog : IDisposable
         _logger = loggerFactory.CreateLogger("Peregrine");
         Budget = new MemoryBudget(_options.MemoryBudget);
         Headers = new ConfiguredHeaders(_options);
-        _update = new IncrementalUpdate(_options, Budget, _logger);
+        _copies = VersionCopies.For(_options, _logger);
+        _update = new IncrementalUpdate(_options, Budget, _logger, _copies);
     }
 
     public PeregrineOptions Options => _options;
@@ -140,7 +144,7 @@ internal sealed class FileCatalog : IDisposable
 
         try
         {
-            var first = new CatalogBuilder(_options, Budget, _logger).Build(cancellationToken: _stopping.Token);
+            var first = new CatalogBuilder(_options, Budget, _logger, _copies).Build(cancellationToken: _stopping.Token);
             if (first.Count >= LargeTree)
             {
                 // The scan of a large tree leaves its scratch (directory entries, path strings, the
@@ -200,7 +204,7 @@ internal sealed class FileCatalog : IDisposable
     {
         var previous = _current!;
         CatalogSnapshot next;
-        var builder = new CatalogBuilder(_options, Budget, _logger);
+        var builder = new CatalogBuilder(_options, Budget, _logger, _copies);
         try
         {
             next = builder.Build(previous, _stopping.Token, IsUnsettled);
@@ -319,7 +323,7 @@ internal sealed class FileCatalog : IDisposable
         Published?.Invoke(snapshot, previous, delta);
     }
 
-    /// <summary>Gives back the file content of entries the new snapshot no longer holds.</summary>
+    /// <summary>Gives back the file content and the copies of entries the new snapshot no longer holds.</summary>
     private void ReleaseDropped(IEnumerable<CatalogEntry> dropped)
     {
         // Each file once (an index document is also its folder's "/" entry), so each is
@@ -330,6 +334,10 @@ internal sealed class FileCatalog : IDisposable
             {
                 Budget.Release(content.Length);
             }
+            else if (_copies is not null && _copies.Holds(entry.Identity.PhysicalPath))
+            {
+                _copies.Retire(entry.Identity.PhysicalPath!, entry.Identity.Length);
+            }
         }
     }
 
@@ -337,5 +345,6 @@ internal sealed class FileCatalog : IDisposable
     {
         _stopping.Cancel();
         _watcher?.Dispose();
+        _copies?.Dispose();
     }
 }

@@ -23,12 +23,12 @@ internal readonly record struct UpdateResult(CatalogSnapshot? Next, SnapshotDelt
 /// cost follows the paths changed, not the size of the tree; only a folder removed costs a pass
 /// over the index's keys.
 /// </summary>
-internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget budget, ILogger logger)
+internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget budget, ILogger logger, VersionCopies? copies = null)
 {
     private static readonly string[] s_sidecarExtensions = [".br", ".zst", ".gz"];
 
     private readonly TreeScanner _scanner = new(options, logger);
-    private readonly EntryBuilder _entries = new(options, budget, logger);
+    private readonly EntryBuilder _entries = new(options, budget, logger, copies);
 
     /// <summary>
     /// The snapshot after <paramref name="paths"/> changed. A file that changes while it is read,
@@ -62,6 +62,12 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
             if (facts.Kind == FileKind.Link)
             {
                 // Where a link leads is decided against the whole tree (it must stay under the root).
+                // What was built so far is not published: its memory and copies are given back.
+                foreach (var built in DeltaOf(current, changes).Added)
+                {
+                    _entries.Discard(built);
+                }
+
                 return new UpdateResult(null, new SnapshotDelta([], []), deferred, NeedsRescan: true);
             }
 
@@ -107,7 +113,7 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
                 current.TryFind(path, out var old);
                 if (entry is not null && !ReferenceEquals(entry, old))
                 {
-                    budget.Release(entry.Identity.Content?.Length ?? 0);
+                    _entries.Discard(entry);
                 }
 
                 changes.Remove(path);

@@ -22,11 +22,16 @@ namespace Peregrine.Catalog;
 /// </para>
 /// <para>
 /// Two rules cover writers that never close: a file with no event for
-/// <see cref="WatchOptions.SettleTime"/> is taken as it stands (a hard link, a writer that keeps
-/// the file open and stopped), and a file written for longer than
-/// <see cref="WatchOptions.OpenWriteLimit"/> (a log) is published as a snapshot that held still
-/// while it was read, again at each such interval. A queue overflow (<c>IN_Q_OVERFLOW</c>) means
-/// events were lost, and asks for a whole rescan.
+/// <see cref="WatchOptions.SettleTime"/> is taken as it stands, unless a writer still has it
+/// open (asked of the kernel with a read lease, or where none can be had, <c>IN_OPEN</c> not yet
+/// matched by a close: a writer that truncated it and paused before writing is not published
+/// empty), which covers writes whose open the watcher cannot see (a hard link written under
+/// another name); and a file written for
+/// longer than <see cref="WatchOptions.OpenWriteLimit"/> (a log, or a writer that keeps the file
+/// open and stopped) is published as a snapshot that held still while it was read, again at each
+/// such interval. Following opens costs two events per open of a file under the root, readers'
+/// included (a response read from an original rather than from its copy is one). A queue
+/// overflow (<c>IN_Q_OVERFLOW</c>) means events were lost, and asks for a whole rescan.
 /// </para>
 /// </remarks>
 internal sealed partial class InotifyWatcher : IDisposable
@@ -34,6 +39,8 @@ internal sealed partial class InotifyWatcher : IDisposable
     private const uint InModify = 0x2;
     private const uint InAttrib = 0x4;
     private const uint InCloseWrite = 0x8;
+    private const uint InCloseNoWrite = 0x10;
+    private const uint InOpen = 0x20;
     private const uint InMovedFrom = 0x40;
     private const uint InMovedTo = 0x80;
     private const uint InCreate = 0x100;
@@ -51,7 +58,7 @@ internal sealed partial class InotifyWatcher : IDisposable
     private const short PollIn = 1;
     private const int PollTimeoutMs = 20;
 
-    private const uint Mask = InModify | InAttrib | InCloseWrite | InMovedFrom | InMovedTo | InCreate | InDelete
+    private const uint Mask = InModify | InAttrib | InCloseWrite | InCloseNoWrite | InOpen | InMovedFrom | InMovedTo | InCreate | InDelete
         | InDeleteSelf | InMoveSelf | InOnlyDir | InDontFollow | InExclUnlink;
 
     private readonly FileCatalog _catalog;
@@ -63,6 +70,13 @@ internal sealed partial class InotifyWatcher : IDisposable
     private readonly Dictionary<string, int> _watches = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, Writing> _writing = new(StringComparer.Ordinal);
     private readonly Dictionary<string, ChangedPath> _queued = new(StringComparer.Ordinal);
+
+    // Opens of each file not yet matched by a close (IN_OPEN against IN_CLOSE_WRITE and
+    // IN_CLOSE_NOWRITE), on this thread only: what the settle rule goes by where the kernel cannot
+    // be asked (IsOpenForWriting). inotify does not say how a file was opened, so a reader counts
+    // too, and it merges two identical events in a row (two closes), so a count can stay too high;
+    // a count left wrong costs at most a wait until OpenWriteLimit.
+    private readonly Dictionary<string, int> _open = new(StringComparer.Ordinal);
     private readonly byte[] _buffer = new byte[64 * 1024];
     private readonly Thread _thread;
     private HashSet<string>? _touched;
@@ -176,6 +190,15 @@ internal sealed partial class InotifyWatcher : IDisposable
         {
             if (now - writing.Last >= settle)
             {
+                if (IsOpenForWriting(path) ?? _open.ContainsKey(path))
+                {
+                    // Quiet but still open (a writer that truncated it and paused): asked again
+                    // after another settle time, up to the open-write limit.
+                    _writing[path] = writing with { Last = now };
+                    continue;
+                }
+
+                _open.Remove(path);
                 _writing.TryRemove(path, out _);
                 Queue(path, isDirectory: false, now);
             }
@@ -196,8 +219,11 @@ internal sealed partial class InotifyWatcher : IDisposable
         _touched = new HashSet<string>(StringComparer.Ordinal);
         var deferred = _catalog.ApplyChanges(_root, batch, path =>
         {
+            // Not taken while a writer has it open, either: the event of a truncation (cp's
+            // O_TRUNC) can come after the read, and even after the margin when the writer is
+            // starved of CPU, so an empty file read now may be a truncation under way.
             Drain();
-            return !_touched.Contains(path) && !_writing.ContainsKey(path);
+            return !_touched.Contains(path) && !_writing.ContainsKey(path) && IsOpenForWriting(path) != true;
         });
         _touched = null;
         foreach (var change in deferred)
@@ -250,7 +276,8 @@ internal sealed partial class InotifyWatcher : IDisposable
     {
         if ((mask & InQueueOverflow) != 0)
         {
-            // Events were lost: only a rescan can tell what changed.
+            // Events were lost: only a rescan can tell what changed, and opens may have lost their closes.
+            _open.Clear();
             _catalog.RequestRefresh();
             return;
         }
@@ -290,6 +317,14 @@ internal sealed partial class InotifyWatcher : IDisposable
         }
 
         var relative = folder + "/" + name;
+        if ((mask & (InOpen | InCloseNoWrite)) != 0 && (mask & InIsDir) == 0)
+        {
+            // Opened, or closed after reading: the bytes did not change (our own reads of a file
+            // give these too, so they must not count as a change to it).
+            CountOpen(relative, (mask & InOpen) != 0 ? 1 : -1);
+            return;
+        }
+
         _touched?.Add(relative);
         if ((mask & InIsDir) != 0)
         {
@@ -319,6 +354,16 @@ internal sealed partial class InotifyWatcher : IDisposable
 
         if ((mask & (InCloseWrite | InMovedTo | InDelete | InMovedFrom)) != 0)
         {
+            if ((mask & InCloseWrite) != 0)
+            {
+                CountOpen(relative, -1);
+            }
+            else
+            {
+                // Another file under the name now, or none: what was open belonged to the old one.
+                _open.Remove(relative);
+            }
+
             _writing.TryRemove(relative, out _);
             Queue(relative, isDirectory: false, now);
         }
@@ -326,6 +371,58 @@ internal sealed partial class InotifyWatcher : IDisposable
         {
             // touch(1), chmod(1): the time or the readability changed.
             Queue(relative, isDirectory: false, now);
+        }
+    }
+
+    /// <summary>
+    /// Whether any process has the file open for writing now, asked of the kernel: a read lease
+    /// (<c>F_SETLEASE</c>) is refused with <c>EAGAIN</c> while the file is open for writing, and
+    /// is released at once. <see langword="null"/> when no lease can be had (the server neither
+    /// owns the file nor has <c>CAP_LEASE</c>, or the file system has no leases) or the file is
+    /// gone: the caller goes by what the events said.
+    /// </summary>
+    private bool? IsOpenForWriting(string relative)
+    {
+        if (FileSystemProbe.Probe(_root + relative, followLinks: false).Kind != FileKind.Regular)
+        {
+            // Never opened: a FIFO would block the watcher, and a link is not followed.
+            return null;
+        }
+
+        try
+        {
+            using var handle = File.OpenHandle(_root + relative, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
+            var fd = (int)handle.DangerousGetHandle();
+
+            // A writer opening the file while the lease is held breaks it, and the kernel tells
+            // the holder with a signal, SIGIO unless set: SIGIO would end the process, SIGURG is
+            // ignored. The writer waits only until the lease is released, a moment later.
+            fcntl(fd, SetSignal, UrgentSignal);
+            if (fcntl(fd, SetLease, ReadLock) == 0)
+            {
+                fcntl(fd, SetLease, Unlock);
+                return false;
+            }
+
+            return Marshal.GetLastPInvokeError() == TryAgain ? true : null;
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            return null;
+        }
+    }
+
+    private void CountOpen(string relative, int change)
+    {
+        var count = _open.GetValueOrDefault(relative) + change;
+        if (count > 0)
+        {
+            _open[relative] = count;
+        }
+        else
+        {
+            // A close whose open came before the watch leaves nothing behind either.
+            _open.Remove(relative);
         }
     }
 
@@ -421,4 +518,15 @@ internal sealed partial class InotifyWatcher : IDisposable
 
     [LibraryImport("libc")]
     private static partial int close(int fd);
+
+    // F_SETLEASE and its F_RDLCK / F_UNLCK arguments, F_SETSIG (fcntl(2)), SIGURG and EAGAIN.
+    private const int SetLease = 1024;
+    private const int SetSignal = 10;
+    private const int UrgentSignal = 23;
+    private const int ReadLock = 0;
+    private const int Unlock = 2;
+    private const int TryAgain = 11;
+
+    [LibraryImport("libc", SetLastError = true)]
+    private static partial int fcntl(int fd, int command, int argument);
 }

@@ -15,9 +15,12 @@ using Peregrine.Ranges;
 // and counts the response. Bytes held in memory are copied into Kestrel's output without an await
 // (BodySender.WriteAsync). Bytes on disk are read straight into the response's buffers
 // (FileSender) from a file opened, and checked against the indexed length and time, before any
-// header goes out. A file that changed since the index is served as it is now, read whole
-// (FreshVersion), or answered with a 503; one that changes while it is sent has its response
-// aborted (ResponseAborter), never completed with bytes its headers do not describe.
+// header goes out. That file is the catalog's private copy of the published version where it
+// keeps one (Catalog.VersionCopies), which no writer touches, so the previous version is sent
+// whole while the original is rewritten. Read from the original (beyond the copy limit), a file
+// that changed since the index is served as it is now, read whole (FreshVersion), or answered with
+// a 503; one that changes while it is sent has its response aborted (ResponseAborter), never
+// completed with bytes its headers do not describe.
 
 namespace Peregrine.Send;
 

@@ -87,43 +87,69 @@ public sealed class LiveContentTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task LargeFileRewrittenInPlaceMidSend_IsCutShort_ThenServedWithItsNewHeaders()
+    public async Task LargeFileRewrittenInPlaceMidSend_IsSentWholeAtItsPreviousVersion_ThenServedWithItsNewHeaders()
     {
         // A file streamed from disk is rewritten in place (to another length) while a response
-        // for it is part-way through: that response must be cut short, never completed with
-        // bytes its headers do not describe; the next ones carry the new file whole. The file is
-        // far larger than what the socket buffers between a stalled client and the server hold,
-        // so the send is still under way when the file changes.
-        var path = _tree.Write("big.bin", Pattern(BigFileLength, seed: 1));
+        // for it is part-way through: the response is served from the copy of the version it
+        // began with and completes with those bytes; the next ones carry the new file whole. The
+        // file is far larger than what the socket buffers between a stalled client and the server
+        // hold, so the send is still under way when the file changes.
+        var original = Pattern(BigFileLength, seed: 1);
+        var (contentLength, body, replacement) = await RewriteMidSendAsync(_host, _tree, original);
+
+        Assert.Equal(BigFileLength, contentLength);
+        Assert.True(body.AsSpan().SequenceEqual(original), $"the response carried {body.Length} bytes, not the {BigFileLength} of the version it began with");
+        Assert.True(await TimeUntilServedAsync(_host, replacement) < s_limit);
+    }
+
+    [Fact]
+    public async Task LargeFileBeyondTheCopyLimit_RewrittenInPlaceMidSend_IsCutShort_ThenServedWithItsNewHeaders()
+    {
+        // Above Watch.MaxCopiedFileSize the file is read from the original, which the writer
+        // destroys: the response must be cut short, never completed with bytes its headers do not
+        // describe.
+        await using var host = await PeregrineHost.StartAsync(_tree.Root, options => options.Watch.MaxCopiedFileSize = 1024 * 1024);
+        var (contentLength, body, replacement) = await RewriteMidSendAsync(host, _tree, Pattern(BigFileLength, seed: 1));
+
+        Assert.Equal(BigFileLength, contentLength);
+        Assert.True(body.Length < contentLength, $"all {body.Length} bytes of a response whose file changed mid-send were sent");
+        Assert.True(await TimeUntilServedAsync(host, replacement) < s_limit);
+    }
+
+    /// <summary>
+    /// Writes big.bin, starts a GET for it that reads slowly, rewrites the file in place with
+    /// another length, then reads the response to its end: its Content-Length and the body bytes
+    /// that arrived, and the new content.
+    /// </summary>
+    private static async Task<(long ContentLength, byte[] Body, byte[] Replacement)> RewriteMidSendAsync(PeregrineHost host, TempTree tree, byte[] original)
+    {
+        var path = tree.Write("big.bin", original);
         await TimeUntilAsync(async () =>
         {
-            using var head = await _host.Client.SendAsync(new HttpRequestMessage(HttpMethod.Head, "/big.bin"));
-            return head.Content.Headers.ContentLength == BigFileLength;
+            using var head = await host.Client.SendAsync(new HttpRequestMessage(HttpMethod.Head, "/big.bin"));
+            return head.Content.Headers.ContentLength == original.Length;
         });
 
         using var client = new TcpClient { ReceiveBufferSize = 64 * 1024 };
-        await client.ConnectAsync(_host.Address.Host, _host.Address.Port);
+        await client.ConnectAsync(host.Address.Host, host.Address.Port);
         var stream = client.GetStream();
         await stream.WriteAsync("GET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"u8.ToArray());
-        var (contentLength, received) = await ReadHeadAndSomeBodyAsync(stream, atLeast: 64 * 1024);
-        Assert.Equal(BigFileLength, contentLength);
+        var (contentLength, first) = await ReadHeadAndSomeBodyAsync(stream, atLeast: 64 * 1024);
 
         var replacement = Pattern(2 * 1024 * 1024, seed: 2);
         await File.WriteAllBytesAsync(path, replacement);
-        received += await ReadToEndAsync(stream);
+        return (contentLength, [.. first, .. await ReadToEndAsync(stream)], replacement);
+    }
 
-        Assert.True(received < contentLength, $"all {received} bytes of a response whose file changed mid-send were sent");
-
-        var elapsed = await TimeUntilAsync(async () =>
+    /// <summary>How long until /big.bin is served whole as <paramref name="replacement"/>.</summary>
+    private static Task<TimeSpan> TimeUntilServedAsync(PeregrineHost host, byte[] replacement)
+        => TimeUntilAsync(async () =>
         {
-            using var response = await _host.Client.GetAsync("/big.bin");
+            using var response = await host.Client.GetAsync("/big.bin");
             var body = await response.Content.ReadAsByteArrayAsync();
             Assert.Equal(response.Content.Headers.ContentLength, body.Length);
             return body.AsSpan().SequenceEqual(replacement);
         });
-
-        Assert.True(elapsed < s_limit, $"took {elapsed.TotalMilliseconds} ms");
-    }
 
     private const int BigFileLength = 32 * 1024 * 1024;
 
@@ -135,7 +161,7 @@ public sealed class LiveContentTests : IAsyncLifetime
     }
 
     /// <summary>Reads the response head and at least <paramref name="atLeast"/> body bytes; returns Content-Length and the body bytes read.</summary>
-    private static async Task<(long ContentLength, long Received)> ReadHeadAndSomeBodyAsync(NetworkStream stream, int atLeast)
+    private static async Task<(long ContentLength, byte[] Received)> ReadHeadAndSomeBodyAsync(NetworkStream stream, int atLeast)
     {
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
         var buffer = new byte[256 * 1024];
@@ -144,7 +170,7 @@ public sealed class LiveContentTests : IAsyncLifetime
         while (headEnd < 0 || filled - headEnd - 4 < atLeast)
         {
             var read = await stream.ReadAsync(buffer.AsMemory(filled), timeout.Token);
-            Assert.True(read > 0, "the connection closed before the body began");
+            Assert.True(read > 0, $"the connection closed before the body began: {Encoding.Latin1.GetString(buffer, 0, Math.Min(filled, 400))}");
             filled += read;
             headEnd = headEnd >= 0 ? headEnd : buffer.AsSpan(0, filled).IndexOf("\r\n\r\n"u8);
         }
@@ -152,29 +178,24 @@ public sealed class LiveContentTests : IAsyncLifetime
         var head = Encoding.Latin1.GetString(buffer, 0, headEnd);
         Assert.StartsWith("HTTP/1.1 200", head, StringComparison.Ordinal);
         var lengthLine = head.Split("\r\n").Single(line => line.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase));
-        return (long.Parse(lengthLine["Content-Length:".Length..].Trim()), filled - headEnd - 4);
+        return (long.Parse(lengthLine["Content-Length:".Length..].Trim()), buffer[(headEnd + 4)..filled]);
     }
 
     /// <summary>Reads until the server closes the connection (or resets it); returns the bytes read.</summary>
-    private static async Task<long> ReadToEndAsync(NetworkStream stream)
+    private static async Task<byte[]> ReadToEndAsync(NetworkStream stream)
     {
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-        var buffer = new byte[256 * 1024];
-        long total = 0;
+        using var received = new MemoryStream();
         try
         {
-            int read;
-            while ((read = await stream.ReadAsync(buffer, timeout.Token)) > 0)
-            {
-                total += read;
-            }
+            await stream.CopyToAsync(received, timeout.Token);
         }
         catch (IOException)
         {
             // Reset rather than closed: the response ends here all the same.
         }
 
-        return total;
+        return received.ToArray();
     }
 
     private static async Task<TimeSpan> TimeUntilAsync(Func<Task<bool>> condition)

@@ -26,6 +26,7 @@ public sealed class CommandLineTests
         "noInlineIo" => settings.NoInlineIo.ToString(),
         "compressionCache" => settings.CompressionCache ?? "(none)",
         "memoryBudget" => settings.MemoryBudget?.ToString() ?? "(default)",
+        "copyLimit" => settings.CopyLimit?.ToString() ?? "(default)",
         "shutdownTimeout" => settings.ShutdownTimeout.TotalSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture),
         "quiet" => settings.Quiet.ToString(),
         _ => throw new ArgumentOutOfRangeException(nameof(key)),
@@ -83,6 +84,8 @@ public sealed class CommandLineTests
     [InlineData(new[] { "--memory-budget", "1G" }, "memoryBudget", "1073741824")]
     [InlineData(new[] { "--memory-budget", "2KiB" }, "memoryBudget", "2048")]
     [InlineData(new[] { "--memory-budget", "1000" }, "memoryBudget", "1000")]
+    [InlineData(new[] { "--copy-limit", "16M" }, "copyLimit", "16777216")]
+    [InlineData(new[] { "--copy-limit", "0" }, "copyLimit", "0")]
     [InlineData(new[] { "--shutdown-timeout", "2.5" }, "shutdownTimeout", "2.5")]
     [InlineData(new[] { "-q" }, "quiet", "True")]
     [InlineData(new[] { "--quiet" }, "quiet", "True")]

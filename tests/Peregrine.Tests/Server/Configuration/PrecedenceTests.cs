@@ -110,6 +110,7 @@ public sealed class PrecedenceTests : IDisposable
               "noInlineIo": true,
               "compressionCache": "cache",
               "memoryBudget": 1048576,
+              "copyLimit": "16M",
               "tlsCert": null,
               "tlsKey": null,
               "tlsPfx": null,
@@ -135,6 +136,7 @@ public sealed class PrecedenceTests : IDisposable
         Assert.Equal(Path.Combine(_tree.Root, "logs-are-here.log"), settings.AccessLog);
         Assert.Equal(Path.Combine(_tree.Root, "cache"), settings.CompressionCache);
         Assert.Equal(TimeSpan.FromSeconds(3), settings.ShutdownTimeout);
+        Assert.Equal(16L << 20, settings.CopyLimit);
         Assert.True(settings.Quiet && settings.Metrics && settings.NoWatch && !settings.NoCompression && settings.NoFastPath && settings.NoInlineIo);
         Assert.Equal(["default.htm", "index.html"], settings.Index);
         Assert.True(settings.Hidden && !settings.Verbose);
