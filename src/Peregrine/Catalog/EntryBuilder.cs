@@ -250,7 +250,9 @@ internal sealed class EntryBuilder
             return null;
         }
 
+        // The copy of this version, if one is made, and the length reserved for it.
         string? copy = null;
+        long length = 0;
         try
         {
             // A file read whole in one call needs no read-ahead advice (one fadvise(2) less).
@@ -259,7 +261,7 @@ internal sealed class EntryBuilder
             // Length and time come from the open file (one fstat(2)), so the bytes read and the
             // metadata recorded describe the same version even if the path is replaced meanwhile.
             var facts = FileSystemProbe.Probe(handle);
-            var length = facts.Length;
+            length = facts.Length;
             var lastWrite = new DateTime(facts.LastWriteTicks, DateTimeKind.Utc);
             Representation identity;
             FileFacts? after = null;
@@ -331,7 +333,7 @@ internal sealed class EntryBuilder
         {
             if (copy is not null)
             {
-                _copies!.Discard(copy, file.Length);
+                _copies!.Discard(copy, length);
             }
 
             PeregrineLog.Unreadable(_logger, file.Physical, ex.Message);

@@ -18,10 +18,7 @@ public sealed class DiskFaultTests
     public async Task ReadFailingMidFile_CutsTheResponseShort_LogsOnce_AndTheNextReadIsWhole()
     {
         using var tree = new TempTree();
-        var bytes = RandomNumberGenerator.GetBytes(4 * 1024 * 1024);
-        File.WriteAllBytes(Path.Combine(tree.Root, "big.bin"), bytes);
-        tree.Write("index.html", "home");
-        var arm = Path.Combine(tree.Root, "..", $"arm-{Guid.NewGuid():N}");
+        var (bytes, arm) = WriteBigFile(tree);
         using var server = await StartWithFaultAsync(tree, new Dictionary<string, string>
         {
             ["FAULT"] = "eio-read",
@@ -61,10 +58,7 @@ public sealed class DiskFaultTests
     public async Task ReadThatHangs_IsLoggedOnceWhileItHangs_TheRestIsServed_AndTheResponseEndsWhole()
     {
         using var tree = new TempTree();
-        var bytes = RandomNumberGenerator.GetBytes(4 * 1024 * 1024);
-        File.WriteAllBytes(Path.Combine(tree.Root, "big.bin"), bytes);
-        tree.Write("index.html", "home");
-        var arm = Path.Combine(tree.Root, "..", $"arm-{Guid.NewGuid():N}");
+        var (bytes, arm) = WriteBigFile(tree);
         using var server = await StartWithFaultAsync(tree, new Dictionary<string, string>
         {
             ["FAULT"] = "hang-read",
@@ -135,6 +129,15 @@ public sealed class DiskFaultTests
     /// <paramref name="fault"/> in its environment. The shim's file is removed once the server
     /// has printed its address: by then the loader has mapped it.
     /// </summary>
+    /// <summary>A 4 MiB big.bin (read from disk, never held in memory) and a home page; the path of the file that arms the fault.</summary>
+    private static (byte[] Bytes, string Arm) WriteBigFile(TempTree tree)
+    {
+        var bytes = RandomNumberGenerator.GetBytes(4 * 1024 * 1024);
+        File.WriteAllBytes(Path.Combine(tree.Root, "big.bin"), bytes);
+        tree.Write("index.html", "home");
+        return (bytes, Path.Combine(tree.Root, "..", $"arm-{Guid.NewGuid():N}"));
+    }
+
     private static async Task<ServerProcess> StartWithFaultAsync(TempTree tree, Dictionary<string, string> fault)
     {
         var shim = await BuildShimAsync();
