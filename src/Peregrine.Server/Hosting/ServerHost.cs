@@ -179,7 +179,13 @@ internal static class ServerHost
         logging.AddFilter("Microsoft", settings.Quiet ? LogLevel.Error : settings.Verbose ? LogLevel.Information : LogLevel.Warning);
 
         // A line per request is the access log's job, and would miss the fast path's requests.
-        logging.AddFilter("Microsoft.AspNetCore.Hosting.Diagnostics", settings.Quiet ? LogLevel.Error : LogLevel.Warning);
+        // Off entirely unless --verbose: while this category is on at any level, ASP.NET Core's
+        // hosting starts an Activity for every request Kestrel answers (its test is
+        // IsEnabled(Critical)), and that Activity, and the execution context it flows through
+        // every await, cost each HTTP/2 request about a sixth of its time (bench/RESULTS.md,
+        // "HTTP/2 over TLS at 31 KB: the hosting Activity and one body segment"). Start-up
+        // failures are reported by the server itself and by the host's own category.
+        logging.AddFilter("Microsoft.AspNetCore.Hosting.Diagnostics", settings.Verbose ? LogLevel.Warning : LogLevel.None);
 
         // Kestrel warns at start-up that cleartext HTTP/2 needs ALPN; Http2PriorKnowledge
         // provides it, so that warning would mislead.

@@ -1,4 +1,6 @@
 using System.Net;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Server.Hosting;
@@ -71,6 +73,28 @@ public sealed class ServerTests
         Assert.Equal(HttpStatusCode.NotFound, absent.StatusCode);
         Assert.Equal(HttpStatusCode.OK, present.StatusCode);
         Assert.StartsWith("text/plain", present.Content.Headers.ContentType?.ToString());
+    }
+
+    [Theory]
+    [InlineData("--quiet", false)]
+    [InlineData(null, false)]
+    [InlineData("--verbose", true)]
+    public async Task HostingDiagnostics_AreOffUnlessVerbose_SoKestrelStartsNoActivityPerRequest(string? flag, bool on)
+    {
+        // ASP.NET Core's hosting starts an Activity for every request while this category is
+        // enabled at any level: it asks IsEnabled(Critical).
+        await using var server = await RunningServer.StartAsIsAsync([SampleSite, "--port", "0", .. flag is null ? Array.Empty<string>() : [flag]]);
+        var hosting = server.App.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Microsoft.AspNetCore.Hosting.Diagnostics");
+        using var client = server.CreateClient();
+
+        using var h2 = await client.SendAsync(new HttpRequestMessage(HttpMethod.Get, "/css/site.css")
+        {
+            Version = HttpVersion.Version20,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+        });
+
+        Assert.Equal(on, hosting.IsEnabled(LogLevel.Critical));
+        Assert.Equal(HttpStatusCode.OK, h2.StatusCode);
     }
 
     [Fact]
