@@ -165,8 +165,14 @@ internal sealed class FileCatalog : IDisposable
         }
         catch (Exception ex)
         {
-            // Kept as the Ready fault: requests then answer 503 rather than hang.
-            PeregrineLog.IndexFailed(_logger, _options.Root, ex);
+            // Kept as the Ready fault: requests then answer 503 rather than hang. Stopped before
+            // the first index was done (start-up failed elsewhere, a port in use say), nothing
+            // failed here, and the log would only bury the real reason under a stack trace.
+            if (ex is not OperationCanceledException || !_stopping.IsCancellationRequested)
+            {
+                PeregrineLog.IndexFailed(_logger, _options.Root, ex);
+            }
+
             _ready.TrySetException(ex);
             return;
         }

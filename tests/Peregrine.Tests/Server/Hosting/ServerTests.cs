@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Sockets;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Peregrine.Tests.Infrastructure;
@@ -73,6 +74,27 @@ public sealed class ServerTests
         Assert.Equal(HttpStatusCode.NotFound, absent.StatusCode);
         Assert.Equal(HttpStatusCode.OK, present.StatusCode);
         Assert.StartsWith("text/plain", present.Content.Headers.ContentType?.ToString());
+    }
+
+    [Fact]
+    public async Task PortInUse_StopsStartUpNamingIt_WithoutAnIndexingFailure()
+    {
+        // The first index is still running when the bind fails and the host stops it: that is
+        // no indexing failure, and a stack trace of one would bury the reason.
+        using var tree = new TempTree();
+        for (var i = 0; i < 3000; i++)
+        {
+            tree.Write($"d{i % 30}/f{i}.txt", "x");
+        }
+
+        using var taken = new TcpListener(IPAddress.Loopback, 0);
+        taken.Start();
+        var port = ((IPEndPoint)taken.LocalEndpoint).Port;
+        using var process = ServerProcess.Start(tree.Root, "--host", "127.0.0.1", "--port", port.ToString());
+
+        Assert.Equal(1, await process.WaitForExitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Matches($@"(?m)^peregrine: --port \(command line\): cannot listen on 127\.0\.0\.1:{port}: ", process.Errors);
+        Assert.DoesNotContain("Indexing", process.Errors);
     }
 
     [Theory]
