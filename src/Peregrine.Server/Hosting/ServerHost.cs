@@ -183,7 +183,7 @@ internal static class ServerHost
         // hosting starts an Activity for every request Kestrel answers (its test is
         // IsEnabled(Critical)), and that Activity, and the execution context it flows through
         // every await, cost each HTTP/2 request about a sixth of its time (bench/RESULTS.md,
-        // "HTTP/2 over TLS at 31 KB: the hosting Activity and one body segment"). Start-up
+        // "HTTP/2 over TLS at 31 KB: the hosting Activity and 32 KiB blocks"). Start-up
         // failures are reported by the server itself and by the host's own category.
         logging.AddFilter("Microsoft.AspNetCore.Hosting.Diagnostics", settings.Verbose ? LogLevel.Warning : LogLevel.None);
 

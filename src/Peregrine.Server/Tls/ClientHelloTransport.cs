@@ -22,22 +22,23 @@ namespace Peregrine.Server.Tls;
 /// </summary>
 /// <remarks>
 /// The connections themselves are Kestrel's (<see cref="SocketConnectionContextFactory"/>), with
-/// the socket transport's default options. Endpoints other than IP addresses go to Kestrel's own
+/// the socket transport's default options and a pool of 32 KiB blocks
+/// (<see cref="LargeBlockMemoryPool"/>). Endpoints other than IP addresses go to Kestrel's own
 /// transport.
 /// </remarks>
-internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, IMemoryPoolFactory<byte> pools) : IConnectionListenerFactory, IConnectionListenerFactorySelector
+internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers) : IConnectionListenerFactory, IConnectionListenerFactorySelector
 {
     /// <summary>
-    /// Whether this runtime's socket transport lets its connections use Kestrel's own memory
-    /// pool (see <see cref="Options"/>); without it the server keeps Kestrel's transport as is.
+    /// Whether this runtime's socket transport lets its connections be given a memory pool
+    /// (see <see cref="Options"/>); without it the server keeps Kestrel's transport as is.
     /// </summary>
     public static bool IsSupported { get; } = Probe();
 
     public bool CanBind(EndPoint endpoint) => endpoint is IPEndPoint;
 
     /// <summary>
-    /// The socket transport's defaults, with Kestrel's memory pool: the public constructor of
-    /// <see cref="SocketConnectionFactoryOptions"/> leaves the pool at
+    /// The socket transport's defaults, with <paramref name="pools"/>' memory pool: the public
+    /// constructor of <see cref="SocketConnectionFactoryOptions"/> leaves the pool at
     /// <see cref="System.Buffers.MemoryPool{T}.Shared"/>, which allocates per rent and hands
     /// out empty buffers for a size hint of 0, which Kestrel's HTTP/1.1 output does not expect
     /// (a body written before the response started failed with "Specified argument was out of
@@ -91,7 +92,7 @@ internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, IMemor
         }
 
         var logger = loggers.CreateLogger("Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets");
-        return new ValueTask<IConnectionListener>(new ClientHelloListener(socket, logger, pools, ClientHelloListener.DefaultPeekTimeout));
+        return new ValueTask<IConnectionListener>(new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout));
     }
 }
 

@@ -134,21 +134,7 @@ internal sealed class BodySender
             // Left for Kestrel to flush when the response ends: headers, body and, over HTTP/2,
             // END_STREAM on the last DATA frame go out in one write (a flush here made HTTP/2
             // send an empty DATA frame of its own, one more TLS record and send per response).
-            // One span for the whole body: Kestrel's pipes hand out an unpooled array for a
-            // hint above their 4 KiB blocks, so the body is one copy into one segment (and over
-            // HTTP/2, one read of it per DATA frame) instead of a copy per pooled block.
-            var writer = response.BodyWriter;
-            var span = writer.GetSpan(content.Length);
-            if (span.Length >= content.Length)
-            {
-                content.Span.CopyTo(span);
-                writer.Advance(content.Length);
-            }
-            else
-            {
-                writer.Write(content.Span);
-            }
-
+            response.BodyWriter.Write(content.Span);
             return Task.CompletedTask;
         }
 

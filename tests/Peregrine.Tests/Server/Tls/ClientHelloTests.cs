@@ -4,6 +4,7 @@ using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.Extensions.Logging.Abstractions;
 using Peregrine.Server.Tls;
 
@@ -126,6 +127,25 @@ public sealed class ClientHelloTests
         await using var connection = await accept;
 
         Assert.Equal(1, listener.Http2Connections);
+    }
+
+    [Fact]
+    public async Task TransportConnections_TakeTheirMemoryInBlocksOf32KiB()
+    {
+        await using var listener = (ClientHelloListener)await new ClientHelloTransportFactory(NullLoggerFactory.Instance).BindAsync(new IPEndPoint(IPAddress.Loopback, 0));
+        await using var connection = await ConnectAndAcceptAsync(listener, ["h2"]);
+        using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await client.ConnectAsync(listener.EndPoint);
+        var payload = new byte[20_000];
+        Random.Shared.NextBytes(payload);
+        await client.SendAsync(payload);
+        await using var plain = await AcceptAsync(listener);
+
+        // 20,000 bytes arrive in one segment: with Kestrel's 4 KiB blocks they took five.
+        var read = await plain.Transport.Input.ReadAtLeastAsync(payload.Length).AsTask().WaitAsync(TimeSpan.FromSeconds(10));
+        Assert.Equal(LargeBlockMemoryPool.BlockSize, connection.Features.Get<IMemoryPoolFeature>()!.MemoryPool!.MaxBufferSize);
+        Assert.True(read.Buffer.IsSingleSegment);
+        Assert.Equal(payload, read.Buffer.ToArray());
     }
 
     [Fact]

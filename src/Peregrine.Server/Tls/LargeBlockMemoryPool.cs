@@ -1,0 +1,97 @@
+using System.Buffers;
+using System.Collections.Concurrent;
+using Microsoft.AspNetCore.Connections;
+
+namespace Peregrine.Server.Tls;
+
+/// <summary>
+/// The memory of a TLS server's connections: pinned blocks of <see cref="BlockSize"/> bytes where
+/// Kestrel's own pool has 4 KiB ones. Every pipe of a connection takes its memory from its
+/// transport's pool: the socket's, TLS's decrypted input, and over HTTP/2 each stream's response
+/// pipe. With 4 KiB blocks a 31 KB response body filled eight blocks, each rented, walked and
+/// returned on its own by the body's copy, by HTTP/2's frame writer and by the socket's send;
+/// with these it is one block (bench/RESULTS.md, "HTTP/2 over TLS at 31 KB: the hosting
+/// Activity and 32 KiB blocks").
+/// </summary>
+/// <remarks>
+/// An idle connection holds no block: Kestrel waits for data with a zero-byte read before it
+/// rents one. At most <see cref="MaxRetained"/> free blocks are kept; a block returned beyond
+/// that is left to the GC, so a burst of connections costs memory only while it lasts.
+/// </remarks>
+internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
+{
+    /// <summary>A body up to 32 KiB, or two TLS records of 16 KiB, in one block.</summary>
+    internal const int BlockSize = 32 * 1024;
+
+    /// <summary>Free blocks kept for reuse: 8 MiB.</summary>
+    internal const int MaxRetained = 256;
+
+    private readonly ConcurrentQueue<Block> _free = new();
+    private int _freeCount;
+
+    public override int MaxBufferSize => BlockSize;
+
+    /// <summary>Free blocks held now.</summary>
+    internal int Retained => Volatile.Read(ref _freeCount);
+
+    public override IMemoryOwner<byte> Rent(int minBufferSize = -1)
+    {
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(minBufferSize, BlockSize);
+        if (_free.TryDequeue(out var block))
+        {
+            Interlocked.Decrement(ref _freeCount);
+            block.Rented = true;
+            return block;
+        }
+
+        return new Block(this);
+    }
+
+    private void Return(Block block)
+    {
+        if (Interlocked.Increment(ref _freeCount) <= MaxRetained)
+        {
+            _free.Enqueue(block);
+        }
+        else
+        {
+            Interlocked.Decrement(ref _freeCount);
+        }
+    }
+
+    protected override void Dispose(bool disposing)
+    {
+        while (_free.TryDequeue(out _))
+        {
+        }
+
+        _freeCount = 0;
+    }
+
+    private sealed class Block(LargeBlockMemoryPool pool) : IMemoryOwner<byte>
+    {
+        private readonly byte[] _array = GC.AllocateUninitializedArray<byte>(BlockSize, pinned: true);
+
+        public bool Rented { get; set; } = true;
+
+        public Memory<byte> Memory => _array;
+
+        /// <summary>Gives the block back; a second dispose of one rental is ignored, not a second return.</summary>
+        public void Dispose()
+        {
+            if (Rented)
+            {
+                Rented = false;
+                pool.Return(this);
+            }
+        }
+    }
+
+    /// <summary>Hands every connection of a listener the one pool.</summary>
+    internal sealed class Factory : IMemoryPoolFactory<byte>
+    {
+        private readonly LargeBlockMemoryPool _pool = new();
+
+        public MemoryPool<byte> Create(MemoryPoolOptions? options = null) => _pool;
+    }
+}

@@ -1,0 +1,72 @@
+using Peregrine.Server.Tls;
+
+namespace Peregrine.Tests.Server.Tls;
+
+public sealed class LargeBlockMemoryPoolTests
+{
+    [Theory]
+    [InlineData(-1)]
+    [InlineData(0)]
+    [InlineData(4096)]
+    [InlineData(LargeBlockMemoryPool.BlockSize)]
+    public void Rent_GivesAWholeBlock(int size)
+    {
+        using var pool = new LargeBlockMemoryPool();
+
+        using var block = pool.Rent(size);
+
+        Assert.Equal(LargeBlockMemoryPool.BlockSize, block.Memory.Length);
+        Assert.Equal(LargeBlockMemoryPool.BlockSize, pool.MaxBufferSize);
+    }
+
+    [Fact]
+    public void RentAboveTheBlockSize_Throws()
+    {
+        using var pool = new LargeBlockMemoryPool();
+
+        Assert.Throws<ArgumentOutOfRangeException>(() => pool.Rent(LargeBlockMemoryPool.BlockSize + 1));
+    }
+
+    [Fact]
+    public void ReturnedBlock_IsRentedAgain()
+    {
+        using var pool = new LargeBlockMemoryPool();
+        var first = pool.Rent();
+        first.Memory.Span[0] = 42;
+        first.Dispose();
+
+        using var second = pool.Rent();
+
+        Assert.Same(first, second);
+        Assert.Equal(0, pool.Retained);
+    }
+
+    [Fact]
+    public void BlockDisposedTwice_IsReturnedOnce()
+    {
+        using var pool = new LargeBlockMemoryPool();
+        var block = pool.Rent();
+
+        block.Dispose();
+        block.Dispose();
+        using var a = pool.Rent();
+        using var b = pool.Rent();
+
+        Assert.Equal(0, pool.Retained);
+        Assert.NotSame(a, b);
+    }
+
+    [Fact]
+    public void BlocksBeyondTheRetainedMost_AreLeftToTheCollector()
+    {
+        using var pool = new LargeBlockMemoryPool();
+        var blocks = Enumerable.Range(0, LargeBlockMemoryPool.MaxRetained + 10).Select(_ => pool.Rent()).ToList();
+
+        foreach (var block in blocks)
+        {
+            block.Dispose();
+        }
+
+        Assert.Equal(LargeBlockMemoryPool.MaxRetained, pool.Retained);
+    }
+}
