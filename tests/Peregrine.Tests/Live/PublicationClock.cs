@@ -49,7 +49,8 @@ internal static class PublicationClock
         var published = new TaskCompletionSource<(long At, string Thread, long RunDelay)>(TaskCreationOptions.RunContinuationsAsynchronously);
         void OnPublished(CatalogSnapshot snapshot, CatalogSnapshot? previous, SnapshotDelta? delta)
         {
-            // On the publishing thread, before the next request could read anything older.
+            // On the publishing thread, once the snapshot is the one requests read (it is put in
+            // force before the event is raised).
             if (!published.Task.IsCompleted && holds(snapshot))
             {
                 // The run delay read before the time: a wait in between counts as the server's.
@@ -64,7 +65,7 @@ internal static class PublicationClock
         {
             var (start, before) = Start();
             change();
-            var (at, thread, runDelay) = await published.Task.WaitAsync(TimeSpan.FromSeconds(30));
+            var (at, thread, runDelay) = await HangGuard.WithinAsync(published.Task, TimeSpan.FromSeconds(30));
 
             // Published by another thread (a whole rescan on the thread pool): nothing is set apart.
             var starved = before.TryGetValue(thread, out var delayBefore) ? runDelay - delayBefore : 0;
