@@ -19,7 +19,6 @@ internal sealed class HangGuard : IDisposable
     // without a timer of their own hold nothing that needs freeing.
     private readonly CancellationTokenSource _expired = new();
     private readonly CancellationTokenSource _done = new();
-    private long _longestStop;
 
     public HangGuard(TimeSpan bound)
     {
@@ -31,9 +30,6 @@ internal sealed class HangGuard : IDisposable
 
     /// <summary>Cancelled once the process has been given <see cref="Bound"/> of time to run.</summary>
     public CancellationToken Token => _expired.Token;
-
-    /// <summary>The longest time so far that the process was not run (how late the latest tick came, at most).</summary>
-    public TimeSpan LongestStop => TimeSpan.FromTicks(Volatile.Read(ref _longestStop));
 
     /// <summary><paramref name="task"/>'s result, or a <see cref="TimeoutException"/> once the bound is spent.</summary>
     public static async Task<T> WithinAsync<T>(Task<T> task, TimeSpan bound)
@@ -69,10 +65,6 @@ internal sealed class HangGuard : IDisposable
                 await Task.Delay(Tick, _done.Token);
                 var waited = Stopwatch.GetElapsedTime(before);
                 counted += waited < Tick + Tick ? waited : Tick;
-                if (waited - Tick > LongestStop)
-                {
-                    Volatile.Write(ref _longestStop, (waited - Tick).Ticks);
-                }
             }
 
             _expired.Cancel();
