@@ -18,17 +18,22 @@ internal sealed partial class Compressor
         {
             while (true)
             {
+                if (!reader.TryRead(out var upgrade))
+                {
+                    if (!reader.WaitToReadAsync(stopping).AsTask().GetAwaiter().GetResult())
+                    {
+                        return;
+                    }
+
+                    continue;
+                }
+
                 // The first pass goes first: a file without any variant gains more from a fast
-                // one than a file with one gains from a better one.
+                // one than a file with one gains from a better one. Waited for once the upgrade
+                // is taken, not before: files queued before it was published are then certain
+                // to be seen, where a look before the read could have been made before they were.
                 _firstPassIdle.Wait(stopping);
-                if (reader.TryRead(out var upgrade))
-                {
-                    CompleteUpgrade(upgrade, MakeFinal(upgrade, stopping));
-                }
-                else if (!reader.WaitToReadAsync(stopping).AsTask().GetAwaiter().GetResult())
-                {
-                    return;
-                }
+                CompleteUpgrade(upgrade, MakeFinal(upgrade, stopping));
             }
         }
         catch (OperationCanceledException) when (stopping.IsCancellationRequested)

@@ -26,21 +26,21 @@ public sealed class DiskFaultTests
             ["FAULT_AFTER"] = (1024 * 1024).ToString(System.Globalization.CultureInfo.InvariantCulture),
             ["FAULT_ARM"] = arm,
         });
-        using var client = new HttpClient { BaseAddress = await server.AddressAsync(), Timeout = TimeSpan.FromSeconds(20) };
+        using var client = new HttpClient { BaseAddress = await server.AddressAsync(), Timeout = Timeout.InfiniteTimeSpan };
 
         // Served once the first index is built (the address is printed before); armed after it.
-        Assert.Equal(bytes, await client.GetByteArrayAsync("/big.bin"));
+        Assert.Equal(bytes, await Within(client.GetByteArrayAsync("/big.bin")));
         File.WriteAllText(arm, "");
         try
         {
             for (var i = 0; i < 3; i++)
             {
                 // Headers went out before the failing read: the body must be cut short, never complete.
-                using var response = await client.GetAsync("/big.bin", HttpCompletionOption.ResponseHeadersRead);
+                using var response = await Within(client.GetAsync("/big.bin", HttpCompletionOption.ResponseHeadersRead));
                 Assert.Equal(200, (int)response.StatusCode);
                 Assert.Equal(bytes.Length, response.Content.Headers.ContentLength);
-                await Assert.ThrowsAnyAsync<HttpRequestException>(() => response.Content.ReadAsByteArrayAsync());
-                Assert.Equal("home", await client.GetStringAsync("/index.html"));
+                await Assert.ThrowsAnyAsync<HttpRequestException>(() => Within(response.Content.ReadAsByteArrayAsync()));
+                Assert.Equal("home", await Within(client.GetStringAsync("/index.html")));
             }
         }
         finally
@@ -48,7 +48,7 @@ public sealed class DiskFaultTests
             File.Delete(arm);
         }
 
-        Assert.Equal(bytes, await client.GetByteArrayAsync("/big.bin"));
+        Assert.Equal(bytes, await Within(client.GetByteArrayAsync("/big.bin")));
         var log = await StopAsync(server);
         Assert.Equal(1, CountLines(log, "reading the file failed"));
         Assert.Equal(0, CountLines(log, "unhandled exception"));
@@ -124,11 +124,6 @@ public sealed class DiskFaultTests
         Assert.Equal(1, CountLines(log, "locked: it cannot be read"));
     }
 
-    /// <summary>
-    /// The standalone server over <paramref name="tree"/> with the fault shim preloaded and
-    /// <paramref name="fault"/> in its environment. The shim's file is removed once the server
-    /// has printed its address: by then the loader has mapped it.
-    /// </summary>
     /// <summary>A 4 MiB big.bin (read from disk, never held in memory) and a home page; the path of the file that arms the fault.</summary>
     private static (byte[] Bytes, string Arm) WriteBigFile(TempTree tree)
     {
@@ -138,6 +133,11 @@ public sealed class DiskFaultTests
         return (bytes, Path.Combine(tree.Root, "..", $"arm-{Guid.NewGuid():N}"));
     }
 
+    /// <summary>
+    /// The standalone server over <paramref name="tree"/> with the fault shim preloaded and
+    /// <paramref name="fault"/> in its environment. The shim's file is removed once the server
+    /// has printed its address: by then the loader has mapped it.
+    /// </summary>
     private static async Task<ServerProcess> StartWithFaultAsync(TempTree tree, Dictionary<string, string> fault)
     {
         var shim = await BuildShimAsync();
@@ -163,6 +163,9 @@ public sealed class DiskFaultTests
         return server.Output + "\n" + server.Errors;
     }
 
+    /// <summary>Each request bounded in the test run's own time (<see cref="HangGuard"/>), not on the wall clock.</summary>
+    private static Task<T> Within<T>(Task<T> request) => HangGuard.WithinAsync(request, TimeSpan.FromSeconds(20));
+
     private static int CountLines(string log, string text)
         => log.Split('\n').Count(line => line.Contains(text, StringComparison.OrdinalIgnoreCase));
 
@@ -171,7 +174,7 @@ public sealed class DiskFaultTests
         var output = Path.Combine(Path.GetTempPath(), $"peregrine-faultfs-{Guid.NewGuid():N}.so");
         var source = Path.Combine(AppContext.BaseDirectory, "faultfs.c");
         using var clang = Process.Start("clang", ["-shared", "-fPIC", "-O2", "-o", output, source, "-ldl"]);
-        await clang.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        await HangGuard.WithinAsync(clang.WaitForExitAsync(), TimeSpan.FromSeconds(60));
         Assert.Equal(0, clang.ExitCode);
         return output;
     }

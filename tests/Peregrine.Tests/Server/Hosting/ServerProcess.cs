@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Runtime.InteropServices;
 using System.Text.RegularExpressions;
+using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Server.Hosting;
 
@@ -102,7 +103,7 @@ internal sealed partial class ServerProcess : IDisposable
             _waiters.Add((text, found));
         }
 
-        return found.Task.WaitAsync(timeout);
+        return HangGuard.WithinAsync(found.Task, timeout);
     }
 
     private void Seen(string line)
@@ -122,8 +123,8 @@ internal sealed partial class ServerProcess : IDisposable
         }
     }
 
-    /// <summary>The URL from the "Peregrine serving ... at URL" line.</summary>
-    public Task<Uri> AddressAsync() => _address.Task.WaitAsync(TimeSpan.FromSeconds(15));
+    /// <summary>The URL from the "Peregrine serving ... at URL" line (bounded in the run's own time, <see cref="HangGuard"/>).</summary>
+    public Task<Uri> AddressAsync() => HangGuard.WithinAsync(_address.Task, TimeSpan.FromSeconds(15));
 
     public void Signal(int signal)
     {
@@ -135,8 +136,8 @@ internal sealed partial class ServerProcess : IDisposable
 
     public async Task<int> WaitForExitAsync(TimeSpan timeout)
     {
-        using var cancel = new CancellationTokenSource(timeout);
-        await _process.WaitForExitAsync(cancel.Token);
+        using var guard = new HangGuard(timeout);
+        await _process.WaitForExitAsync(guard.Token);
         return _process.ExitCode;
     }
 

@@ -26,8 +26,13 @@ public sealed class CertificateChainTests : IDisposable
         using var rootKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         using var intermediateKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         using var leafKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-        using var root = Authority("CN=Test Root", rootKey, null, null);
-        using var intermediate = Authority("CN=Test Intermediate", intermediateKey, root, rootKey);
+        // One validity window for both authorities: read from the clock once per certificate,
+        // the intermediate's end fell a second after the root's whenever the clock ticked over a
+        // second between the two (times are kept to the second), and an issued certificate may
+        // not outlive its issuer.
+        var (from, until) = (DateTimeOffset.UtcNow.AddMinutes(-10), DateTimeOffset.UtcNow.AddDays(2));
+        using var root = Authority("CN=Test Root", rootKey, null, null, from, until);
+        using var intermediate = Authority("CN=Test Intermediate", intermediateKey, root, rootKey, from, until);
         var leafRequest = new CertificateRequest("CN=localhost", leafKey, HashAlgorithmName.SHA256);
         leafRequest.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.1")], critical: false));
         using var leaf = leafRequest.Create(intermediate, DateTimeOffset.UtcNow.AddMinutes(-5), DateTimeOffset.UtcNow.AddDays(1), [1, 2, 3, 4]);
@@ -78,13 +83,11 @@ public sealed class CertificateChainTests : IDisposable
         Assert.Contains("--tls-cert (command line): '/dev/zero' is larger than 1 MiB, too large for a certificate or key.", loaded.Errors);
     }
 
-    private static X509Certificate2 Authority(string name, ECDsa key, X509Certificate2? issuer, ECDsa? issuerKey)
+    private static X509Certificate2 Authority(string name, ECDsa key, X509Certificate2? issuer, ECDsa? issuerKey, DateTimeOffset from, DateTimeOffset until)
     {
         var request = new CertificateRequest(name, key, HashAlgorithmName.SHA256);
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(true, false, 0, true));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign, true));
-        var from = DateTimeOffset.UtcNow.AddMinutes(-10);
-        var until = DateTimeOffset.UtcNow.AddDays(2);
         if (issuer is null)
         {
             return request.CreateSelfSigned(from, until);

@@ -1,0 +1,131 @@
+using System.Diagnostics;
+using System.Globalization;
+using Microsoft.Extensions.DependencyInjection;
+using Peregrine.Catalog;
+using Peregrine.Tests.Infrastructure;
+
+namespace Peregrine.Tests.Live;
+
+/// <summary>
+/// How long a change on disk took to reach clients, and how much of that time the kernel kept
+/// the watcher from running.
+/// </summary>
+/// <param name="Elapsed">From just before the change was made to the moment the catalog put in force the snapshot that holds it: from then on every request is answered from it.</param>
+/// <param name="Starved">The part of <paramref name="Elapsed"/> that the thread that published the snapshot (the watcher) spent ready to run but waiting for a CPU that other work held.</param>
+internal readonly record struct ChangeTiming(TimeSpan Elapsed, TimeSpan Starved)
+{
+    /// <summary>The time the server itself took: what a user sees on a machine that gives it the CPU it asks for.</summary>
+    public TimeSpan Own => Elapsed - Starved;
+
+    public override string ToString()
+        => string.Create(CultureInfo.InvariantCulture, $"{Own.TotalMilliseconds:F0} ms of the server's own ({Elapsed.TotalMilliseconds:F0} ms in all, {Starved.TotalMilliseconds:F0} ms of it waiting for a CPU)");
+}
+
+/// <summary>
+/// Times a change on disk to its publication by the catalog, on the watcher thread that
+/// publishes it, rather than by polling over HTTP: a poll sees the change one request later, and
+/// on a loaded machine that request alone can take longer than the change did. The promise
+/// checked is the server's (a change reaches clients within a second), so the time its watcher
+/// spent runnable but off the CPU, because other work held every core, is measured from the
+/// kernel's own count (the run delay in <c>/proc/self/task/TID/schedstat</c>, sched_stats(7))
+/// and reported apart. Sleeping is not counted there: the watcher's poll timeout and coalescing
+/// delay, both part of the server's latency, stay in its own time. On a machine with a core to
+/// spare the run delay is a few milliseconds and the measure is the wall clock; under
+/// starvation a wait that falls inside the coalescing delay, which it did not lengthen, is set
+/// apart too, so the server's own time can read low by up to that delay (100 ms by default).
+/// </summary>
+internal static class PublicationClock
+{
+    // What the runtime names the watcher's thread, as the kernel keeps it (15 bytes at most).
+    private const string WatcherThread = "Peregrine watch";
+
+    /// <summary>
+    /// Makes <paramref name="change"/> and waits (bounded) until the catalog of
+    /// <paramref name="host"/> publishes a snapshot for which <paramref name="holds"/> is true.
+    /// </summary>
+    public static async Task<ChangeTiming> TimeAsync(PeregrineHost host, Action change, Func<CatalogSnapshot, bool> holds)
+    {
+        var catalog = host.Services.GetRequiredService<FileCatalog>();
+        var published = new TaskCompletionSource<(long At, string Thread, long RunDelay)>(TaskCreationOptions.RunContinuationsAsynchronously);
+        void OnPublished(CatalogSnapshot snapshot, CatalogSnapshot? previous, SnapshotDelta? delta)
+        {
+            // On the publishing thread, once the snapshot is the one requests read (it is put in
+            // force before the event is raised).
+            if (!published.Task.IsCompleted && holds(snapshot))
+            {
+                // The run delay read before the time: a wait in between counts as the server's.
+                var thread = Path.GetFileName(Directory.ResolveLinkTarget("/proc/thread-self", returnFinalTarget: false)!.FullName);
+                var runDelay = RunDelay("/proc/thread-self/schedstat") ?? 0;
+                published.TrySetResult((Stopwatch.GetTimestamp(), thread, runDelay));
+            }
+        }
+
+        catalog.Published += OnPublished;
+        try
+        {
+            var (start, before) = Start();
+            change();
+            var (at, thread, runDelay) = await HangGuard.WithinAsync(published.Task, TimeSpan.FromSeconds(30));
+
+            // Published by another thread (a whole rescan on the thread pool): nothing is set apart.
+            var starved = before.TryGetValue(thread, out var delayBefore) ? runDelay - delayBefore : 0;
+            return new ChangeTiming(Stopwatch.GetElapsedTime(start, at), TimeSpan.FromTicks(starved / 100));
+        }
+        finally
+        {
+            catalog.Published -= OnPublished;
+        }
+    }
+
+    /// <summary>
+    /// The start time, and the watchers' run delays at that time. Read on both sides of it until
+    /// they agree: a delay read only before the start would set apart waits that came before
+    /// it, and one read only after would count the waits between as the server's own (which is
+    /// what is kept if they never agree).
+    /// </summary>
+    private static (long Start, Dictionary<string, long> RunDelays) Start()
+    {
+        for (var attempt = 0; ; attempt++)
+        {
+            var before = WatcherRunDelays();
+            var start = Stopwatch.GetTimestamp();
+            var after = WatcherRunDelays();
+            if (attempt == 100 || (before.Count == after.Count && before.All(delay => after.TryGetValue(delay.Key, out var same) && same == delay.Value)))
+            {
+                return (start, after);
+            }
+        }
+    }
+
+    /// <summary>The run delay (ns) of every watcher thread in this process, by thread id.</summary>
+    private static Dictionary<string, long> WatcherRunDelays()
+    {
+        var delays = new Dictionary<string, long>(StringComparer.Ordinal);
+        foreach (var task in Directory.EnumerateDirectories("/proc/self/task"))
+        {
+            if (TryRead(Path.Combine(task, "comm"))?.TrimEnd('\n') == WatcherThread && RunDelay(Path.Combine(task, "schedstat")) is { } delay)
+            {
+                delays[Path.GetFileName(task)] = delay;
+            }
+        }
+
+        return delays;
+    }
+
+    /// <summary>The second field of a schedstat file: nanoseconds spent waiting on a run queue.</summary>
+    private static long? RunDelay(string schedstat)
+        => TryRead(schedstat)?.Split(' ') is [_, var waiting, ..] ? long.Parse(waiting, CultureInfo.InvariantCulture) : null;
+
+    private static string? TryRead(string path)
+    {
+        try
+        {
+            return File.ReadAllText(path);
+        }
+        catch (IOException)
+        {
+            // The thread ended meanwhile.
+            return null;
+        }
+    }
+}
