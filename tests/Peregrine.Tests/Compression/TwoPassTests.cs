@@ -48,6 +48,10 @@ public sealed class TwoPassTests : IDisposable
         using var before = await GetAsync(host, target, "br, gzip");
         gate.Release();
         await compressor.WhenFirstPassDone().WaitAsync(Bound);
+
+        // The first pass is done once its last file's variants are in force; the worker raises
+        // the event for that file just after, outside the compressor's lock.
+        await WhenAsync(() => gate.Published.Count(p => !p.Final) >= order.Count);
         using var after = await GetAsync(host, target, "br, gzip");
 
         Assert.Empty(before.Content.Headers.ContentEncoding);
@@ -172,6 +176,17 @@ public sealed class TwoPassTests : IDisposable
                 }
             },
             fastPath);
+
+    /// <summary>Waits, within <see cref="Bound"/>, until <paramref name="condition"/> holds.</summary>
+    private static async Task WhenAsync(Func<bool> condition)
+    {
+        var deadline = DateTime.UtcNow + Bound;
+        while (!condition())
+        {
+            Assert.True(DateTime.UtcNow < deadline, $"not so within {Bound.TotalSeconds} s");
+            await Task.Delay(5);
+        }
+    }
 
     private static async Task<HttpResponseMessage> GetAsync(PeregrineHost host, string path, string acceptEncoding, EntityTagHeaderValue? ifNoneMatch = null)
     {
