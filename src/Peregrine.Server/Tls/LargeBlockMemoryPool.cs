@@ -20,7 +20,7 @@ namespace Peregrine.Server.Tls;
 /// </remarks>
 internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
 {
-    /// <summary>A body up to 32 KiB, or two TLS records of 16 KiB, in one block.</summary>
+    /// <summary>A body up to 32 KiB in one block; a TLS record of 16 KiB in at most two.</summary>
     internal const int BlockSize = 32 * 1024;
 
     /// <summary>Free blocks kept for reuse: 8 MiB.</summary>

@@ -383,7 +383,8 @@ internal sealed partial class InotifyWatcher : IDisposable
     /// </summary>
     private bool? IsOpenForWriting(string relative)
     {
-        if (FileSystemProbe.Probe(_root + relative, followLinks: false).Kind != FileKind.Regular)
+        var path = _root + relative;
+        if (FileSystemProbe.Probe(path, followLinks: false).Kind != FileKind.Regular)
         {
             // Never opened: a FIFO would block the watcher, and a link is not followed.
             return null;
@@ -391,7 +392,7 @@ internal sealed partial class InotifyWatcher : IDisposable
 
         try
         {
-            using var handle = File.OpenHandle(_root + relative, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
+            using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
             var fd = (int)handle.DangerousGetHandle();
 
             // A writer opening the file while the lease is held breaks it, and the kernel tells
