@@ -24,10 +24,11 @@ namespace Peregrine.Catalog;
 /// before: a response finds a changed file answered with 503 (or aborted mid-send).
 /// </para>
 /// <para>
-/// The copies live in a folder of this process's own (mode 0700) under
-/// <see cref="WatchOptions.CopyDirectory"/>, removed on stop. The folder holds a lock file for
-/// its life; a folder whose lock is free at start-up was left by a process that died without
-/// stopping and is removed then, so copies do not outlive their server.
+/// The copies live in a folder of this process's own (<see cref="InstanceFolder"/>, mode 0700)
+/// under <see cref="WatchOptions.CopyDirectory"/>, removed on stop. Servers side by side share
+/// that parent but never each other's folders: a folder is locked for its owner's life, and one
+/// whose lock is free was left by a process that died without stopping and is removed when a
+/// server next makes its own, so copies do not outlive their server.
 /// </para>
 /// </remarks>
 internal sealed partial class VersionCopies : IDisposable
@@ -41,7 +42,6 @@ internal sealed partial class VersionCopies : IDisposable
     internal static readonly TimeSpan RetireDelay = TimeSpan.FromSeconds(1);
 
     private const string FolderPrefix = "peregrine-versions-";
-    private const string LockName = ".lock";
 
     private readonly long _maxFileSize;
     private readonly long _budget;
@@ -49,7 +49,7 @@ internal sealed partial class VersionCopies : IDisposable
     private readonly ILogger _logger;
     private readonly Lock _gate = new();
     private string? _folder;
-    private FileStream? _lock;
+    private InstanceFolder? _instance;
     private long _used;
     private long _counter;
     private bool _unavailable;
@@ -188,62 +188,15 @@ internal sealed partial class VersionCopies : IDisposable
 
             try
             {
-                Directory.CreateDirectory(_parent);
-                RemoveAbandoned(_parent);
-                var folder = Path.Combine(_parent, FolderPrefix + Environment.ProcessId + "-" + Guid.NewGuid().ToString("N")[..8]);
-                if (OperatingSystem.IsWindows())
-                {
-                    Directory.CreateDirectory(folder);
-                }
-                else
-                {
-                    // Readable by this user only: the copies are the served files' bytes.
-                    Directory.CreateDirectory(folder, UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute);
-                }
-
-                // FileShare.None takes an exclusive advisory lock (flock) for as long as it is open.
-                _lock = new FileStream(Path.Combine(folder, LockName), FileMode.CreateNew, FileAccess.ReadWrite, FileShare.None);
-                _folder = folder;
-                return folder;
+                _instance = InstanceFolder.Create(_parent, FolderPrefix);
+                _folder = _instance.Path;
+                return _folder;
             }
             catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or NotSupportedException)
             {
                 _unavailable = true;
                 ReportUnavailable(ex.Message);
                 return null;
-            }
-        }
-    }
-
-    /// <summary>Removes the folders of servers that stopped without removing theirs (killed, or the machine lost power).</summary>
-    private static void RemoveAbandoned(string parent)
-    {
-        foreach (var folder in Directory.EnumerateDirectories(parent, FolderPrefix + "*"))
-        {
-            try
-            {
-                var lockPath = Path.Combine(folder, LockName);
-                if (!File.Exists(lockPath))
-                {
-                    // A folder is made a moment before its lock: only an old one is abandoned.
-                    if (DateTime.UtcNow - Directory.GetLastWriteTimeUtc(folder) > TimeSpan.FromMinutes(1))
-                    {
-                        Directory.Delete(folder, recursive: true);
-                    }
-
-                    continue;
-                }
-
-                using (new FileStream(lockPath, FileMode.Open, FileAccess.ReadWrite, FileShare.None))
-                {
-                    // Locked by nobody: its owner is gone.
-                }
-
-                Directory.Delete(folder, recursive: true);
-            }
-            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
-            {
-                // In use by a running server (its lock is held), or not ours to remove.
             }
         }
     }
@@ -340,18 +293,7 @@ internal sealed partial class VersionCopies : IDisposable
         lock (_gate)
         {
             _disposed = true;
-            _lock?.Dispose();
-            if (_folder is { } folder)
-            {
-                try
-                {
-                    Directory.Delete(folder, recursive: true);
-                }
-                catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
-                {
-                    // Already gone; or left for the next start to remove, as after a crash.
-                }
-            }
+            _instance?.Dispose();
         }
     }
 
