@@ -19,7 +19,7 @@ public static class PeregrineFastPathExtensions
     /// middleware to answer file paths (as in the standalone server). It serves the unnamed
     /// instance only, when <c>UsePeregrine()</c> mounts it at the site root and it has no
     /// <c>OnPrepareResponse</c>; paths under other instances' mounts and <c>MapPeregrine</c>
-    /// patterns are always handed on (see the README, "The fast path"). On an HTTPS endpoint call
+    /// patterns are always handed on (see docs/library.md, "The fast path and ASP.NET Core"). On an HTTPS endpoint call
     /// it after <c>UseHttps</c>: connections that negotiate HTTP/1.1 are served the same way, and
     /// every TLS connection's output, HTTP/2 included, is written to the TLS stream in 32 KiB
     /// pieces rather than Kestrel's 4 KiB ones. Cleartext HTTP/2 is passed through untouched.
