@@ -1,3 +1,4 @@
+using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
@@ -17,17 +18,23 @@ namespace Peregrine.Catalog;
 /// per request and never block; a rebuild happens off to the side and replaces the snapshot
 /// with one reference write, so a request sees either the old site or the new one, whole.
 /// </summary>
+/// <remarks>
+/// One thread, the publisher, makes and publishes every snapshot: the first index, each set of
+/// changed paths and each whole rescan. Everything that learns of a change (the watchers, the
+/// timers, a request that found a file not as indexed) only writes it to the publisher's
+/// channel and goes on; nothing calls into the catalog to build a snapshot, and nothing is called
+/// back while one is built, apart from the watcher's read-only answer to "has a writer come back
+/// to this path?".
+/// </remarks>
 internal sealed class FileCatalog : IDisposable
 {
     private readonly PeregrineOptions _options;
     private readonly ILogger _logger;
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly SemaphoreSlim _refreshSignal = new(0);
     private readonly CancellationTokenSource _stopping = new();
 
-    // Held while a snapshot is made from the one in force and published: an incremental update
-    // (the watcher's thread) and a whole rescan (the refresh loop) never build on the same one.
-    private readonly Lock _publishing = new();
+    // What the publisher is to take in, in the order it was learnt.
+    private readonly Channel<IndexChange> _changes = Channel.CreateUnbounded<IndexChange>(new UnboundedChannelOptions { SingleReader = true });
     private readonly IncrementalUpdate _update;
 
     // Copies of the published versions of the files streamed from disk; null when off.
@@ -92,26 +99,38 @@ internal sealed class FileCatalog : IDisposable
     /// <summary>Paths in a first index above which its scratch memory is handed back to the system.</summary>
     private const int LargeTree = 50_000;
 
-    /// <summary>Starts the first index on the thread pool, then watching. Safe to call more than once.</summary>
+    /// <summary>The name of the thread that makes and publishes every snapshot.</summary>
+    internal const string PublisherThreadName = "Peregrine publisher";
+
+    /// <summary>Starts the publisher: watching, the first index, then the changes. Safe to call more than once.</summary>
     public void Start()
     {
         if (Interlocked.Exchange(ref _started, 1) == 0)
         {
-            _ = Task.Run(RunAsync);
+            new Thread(RunPublisher) { IsBackground = true, Name = PublisherThreadName }.Start();
         }
     }
 
     /// <summary>
-    /// Asks for a rebuild. Requests that arrive while one is pending are folded into it; the
-    /// rebuild waits <see cref="WatchOptions.CoalescingDelay"/> for a burst to settle.
+    /// Asks for a whole rescan. Requests that arrive while one is pending are folded into it; the
+    /// rescan waits <see cref="WatchOptions.CoalescingDelay"/> for a burst to settle.
     /// </summary>
     public void RequestRefresh()
     {
         if (Interlocked.Exchange(ref _refreshPending, 1) == 0)
         {
-            _refreshSignal.Release();
+            _changes.Writer.TryWrite(IndexChange.Rescan);
         }
     }
+
+    /// <summary>
+    /// Hands the publisher paths that changed under <paramref name="root"/> (see
+    /// <see cref="ApplyChanges"/>). <paramref name="watcher"/>, when given, is asked before
+    /// publishing whether a writer came back to a path while it was read, and told of the paths
+    /// left at their previous version for that reason.
+    /// </summary>
+    internal void Post(string root, IReadOnlyCollection<ChangedPath> paths, InotifyWatcher? watcher)
+        => _changes.Writer.TryWrite(new IndexChange(root, paths, watcher));
 
     /// <summary>True when the watcher follows writers to their close (inotify).</summary>
     public bool HasCloseEvents => _watcher?.HasCloseEvents == true;
@@ -129,7 +148,7 @@ internal sealed class FileCatalog : IDisposable
         }
     }
 
-    private async Task RunAsync()
+    private void RunPublisher()
     {
         if (_options.Watch.Enabled)
         {
@@ -156,11 +175,7 @@ internal sealed class FileCatalog : IDisposable
                 GC.Collect(2, GCCollectionMode.Aggressive, blocking: true, compacting: true);
             }
 
-            lock (_publishing)
-            {
-                Publish(first, null);
-            }
-
+            Publish(first, null);
             _ready.TrySetResult();
         }
         catch (Exception ex)
@@ -183,14 +198,37 @@ internal sealed class FileCatalog : IDisposable
         }
 
         _watcher.Retarget(_current!);
+        var changes = _changes.Reader;
         try
         {
             while (true)
             {
-                await _refreshSignal.WaitAsync(_stopping.Token);
-                await Task.Delay(_options.Watch.CoalescingDelay, _stopping.Token);
-                Interlocked.Exchange(ref _refreshPending, 0);
-                Rebuild();
+                if (!changes.TryRead(out var change))
+                {
+                    // Blocks this thread alone: it has nothing else to do until a change comes.
+                    if (!changes.WaitToReadAsync(_stopping.Token).AsTask().GetAwaiter().GetResult())
+                    {
+                        return;
+                    }
+
+                    continue;
+                }
+
+                if (change.Paths is null)
+                {
+                    // A burst of rescan requests settles into one rescan.
+                    if (_stopping.Token.WaitHandle.WaitOne(_options.Watch.CoalescingDelay))
+                    {
+                        return;
+                    }
+
+                    Interlocked.Exchange(ref _refreshPending, 0);
+                    Rebuild();
+                }
+                else
+                {
+                    TakeIn(change);
+                }
             }
         }
         catch (OperationCanceledException)
@@ -198,15 +236,18 @@ internal sealed class FileCatalog : IDisposable
         }
     }
 
-    private void Rebuild()
+    /// <summary>Applies posted paths; those left at their previous version go back to their watcher, which waits for their writer again.</summary>
+    private void TakeIn(IndexChange change)
     {
-        lock (_publishing)
+        using var check = change.Watcher?.BeginWriterCheck();
+        var deferred = ApplyChanges(change.Root!, change.Paths!, check is null ? static _ => true : check.StillSettled);
+        if (deferred.Count > 0)
         {
-            RebuildLocked();
+            change.Watcher?.Defer(deferred);
         }
     }
 
-    private void RebuildLocked()
+    private void Rebuild()
     {
         var previous = _current!;
         CatalogSnapshot next;
@@ -267,58 +308,50 @@ internal sealed class FileCatalog : IDisposable
     /// <see cref="IncrementalUpdate"/>); a tree with links, or a change the events cannot
     /// describe, asks for a whole rescan instead. Returns the paths left at their previous
     /// version because they were still being written. <paramref name="root"/> is the root the
-    /// events came from: events from a root no longer in force are dropped.
+    /// events came from: events from a root no longer in force are dropped. On the publisher.
     /// </summary>
-    internal IReadOnlyList<ChangedPath> ApplyChanges(string root, IReadOnlyCollection<ChangedPath> paths, Func<string, bool> stillSettled)
+    private IReadOnlyList<ChangedPath> ApplyChanges(string root, IReadOnlyCollection<ChangedPath> paths, Func<string, bool> stillSettled)
     {
-        lock (_publishing)
+        // The publisher takes changes in only once the first index is in force.
+        var current = _current!;
+        if (current.Root != root)
         {
-            var current = _current;
-            if (current is null)
-            {
-                // Before the first index: the scan under way may have missed them; try again later.
-                return [.. paths];
-            }
-
-            if (current.Root != root)
-            {
-                return [];
-            }
-
-            if (current.HasLinks)
-            {
-                RequestRefresh();
-                return [];
-            }
-
-            var started = System.Diagnostics.Stopwatch.GetTimestamp();
-            UpdateResult result;
-            try
-            {
-                result = _update.Apply(current, paths, stillSettled, _stopping.Token);
-            }
-            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
-            {
-                // A folder vanished while it was scanned: the rescan sorts it out.
-                RequestRefresh();
-                return [];
-            }
-
-            if (result.NeedsRescan)
-            {
-                RequestRefresh();
-                return [];
-            }
-
-            if (result.Next is { } next)
-            {
-                Publish(next, result.Delta);
-                ReleaseDropped(result.Delta.Removed);
-            }
-
-            PeregrineLog.Updated(_logger, paths.Count, root, System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, result.Deferred.Count);
-            return result.Deferred;
+            return [];
         }
+
+        if (current.HasLinks)
+        {
+            RequestRefresh();
+            return [];
+        }
+
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        UpdateResult result;
+        try
+        {
+            result = _update.Apply(current, paths, stillSettled, _stopping.Token);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            // A folder vanished while it was scanned: the rescan sorts it out.
+            RequestRefresh();
+            return [];
+        }
+
+        if (result.NeedsRescan)
+        {
+            RequestRefresh();
+            return [];
+        }
+
+        if (result.Next is { } next)
+        {
+            Publish(next, result.Delta);
+            ReleaseDropped(result.Delta.Removed);
+        }
+
+        PeregrineLog.Updated(_logger, paths.Count, root, System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, result.Deferred.Count);
+        return result.Deferred;
     }
 
     private void Publish(CatalogSnapshot snapshot, SnapshotDelta? delta)
@@ -350,7 +383,17 @@ internal sealed class FileCatalog : IDisposable
     public void Dispose()
     {
         _stopping.Cancel();
+        _changes.Writer.TryComplete();
         _watcher?.Dispose();
         _copies?.Dispose();
     }
+}
+
+/// <summary>
+/// One item of the publisher's channel: paths that changed under a root (with the watcher that
+/// saw them, if it is to be asked about writers), or, with no paths, a whole rescan.
+/// </summary>
+internal sealed record IndexChange(string? Root, IReadOnlyCollection<ChangedPath>? Paths, InotifyWatcher? Watcher)
+{
+    public static readonly IndexChange Rescan = new(null, null, null);
 }

@@ -15,10 +15,11 @@ namespace Peregrine.Catalog;
 /// <para>
 /// One thread reads the events (non-blocking descriptor, <c>poll(2)</c> with a short timeout so
 /// that disposing needs no signal), coalesces them for <see cref="WatchOptions.CoalescingDelay"/>
-/// and hands the paths they name to the catalog (<see cref="FileCatalog.ApplyChanges"/>), which
-/// reads each file and publishes the next snapshot. Before publishing, the events that arrived
-/// during the read are taken in: a path written again meanwhile is left at its previous version
-/// and waits for its writer to finish once more.
+/// and posts the paths they name to the catalog's publisher (<see cref="FileCatalog.Post"/>),
+/// which reads each file and publishes the next snapshot. Before publishing, the publisher asks
+/// (<see cref="BeginWriterCheck"/>) whether events came for a path during its read; the events
+/// waiting are read then, under this watcher's own lock. A path written again meanwhile is left at
+/// its previous version and handed back (<see cref="Defer"/>) to wait for its writer once more.
 /// </para>
 /// <para>
 /// Two rules cover writers that never close: a file with no event for
@@ -79,7 +80,15 @@ internal sealed partial class InotifyWatcher : IDisposable
     private readonly Dictionary<string, int> _open = new(StringComparer.Ordinal);
     private readonly byte[] _buffer = new byte[64 * 1024];
     private readonly Thread _thread;
+
+    // Held while events are read and the state they feed is used: by this watcher's thread, and
+    // by the publisher when it asks about writers. Never held while calling out of the watcher
+    // but to post (which does not wait).
+    private readonly Lock _events = new();
+
+    // The paths events named since the publisher began checking a batch (BeginWriterCheck).
     private HashSet<string>? _touched;
+    private bool _closed;
     private long _firstQueuedAt;
     private volatile bool _stopping;
 
@@ -152,7 +161,73 @@ internal sealed partial class InotifyWatcher : IDisposable
             _thread.Join();
         }
 
-        close(_fd);
+        lock (_events)
+        {
+            // Under the lock: the publisher may be reading events, and the number could be reused.
+            _closed = true;
+            close(_fd);
+        }
+    }
+
+    /// <summary>
+    /// For the publisher, before it reads a batch this watcher posted: from now until the check is
+    /// disposed, <see cref="WriterCheck.StillSettled"/> says whether a path is still as quiet as
+    /// when it was posted.
+    /// </summary>
+    public WriterCheck BeginWriterCheck()
+    {
+        lock (_events)
+        {
+            _touched = new HashSet<string>(StringComparer.Ordinal);
+        }
+
+        return new WriterCheck(this);
+    }
+
+    /// <summary>Paths the publisher left at their previous version because they changed while read: they wait for their writer again.</summary>
+    public void Defer(IReadOnlyList<ChangedPath> deferred)
+    {
+        lock (_events)
+        {
+            var now = Environment.TickCount64;
+            foreach (var change in deferred)
+            {
+                _writing.AddOrUpdate(change.Relative, new Writing(now, now), (_, w) => w with { Last = now });
+            }
+        }
+    }
+
+    /// <summary>The publisher's question to the watcher while it takes in a batch: has a writer come back to a path?</summary>
+    internal sealed class WriterCheck(InotifyWatcher watcher) : IDisposable
+    {
+        /// <summary>
+        /// True when no event named <paramref name="relative"/> since the check began, no writer is
+        /// known to be at it, and the kernel does not say it is open for writing: not taken while
+        /// a writer has it open either, since the event of a truncation (cp's O_TRUNC) can come
+        /// after the read, and even after the margin when the writer is starved of CPU, so an
+        /// empty file read now may be a truncation under way.
+        /// </summary>
+        public bool StillSettled(string relative)
+        {
+            lock (watcher._events)
+            {
+                watcher.Drain();
+                if (watcher._touched?.Contains(relative) != false || watcher._writing.ContainsKey(relative))
+                {
+                    return false;
+                }
+            }
+
+            return watcher.IsOpenForWriting(relative) != true;
+        }
+
+        public void Dispose()
+        {
+            lock (watcher._events)
+            {
+                watcher._touched = null;
+            }
+        }
     }
 
     private void Run()
@@ -160,12 +235,15 @@ internal sealed partial class InotifyWatcher : IDisposable
         while (!_stopping)
         {
             Wait();
-            Drain();
-            var now = Environment.TickCount64;
-            Settle(now);
-            if (_queued.Count > 0 && now - _firstQueuedAt >= (long)_options.CoalescingDelay.TotalMilliseconds)
+            lock (_events)
             {
-                Flush(now);
+                Drain();
+                var now = Environment.TickCount64;
+                Settle(now);
+                if (_queued.Count > 0 && now - _firstQueuedAt >= (long)_options.CoalescingDelay.TotalMilliseconds)
+                {
+                    Flush();
+                }
             }
         }
     }
@@ -207,30 +285,16 @@ internal sealed partial class InotifyWatcher : IDisposable
                 // A log: publish what it holds now if it holds still while read (the length and
                 // time check), and wait another limit before the next snapshot.
                 _writing[path] = writing with { Since = now };
-                _catalog.ApplyChanges(_root, [new ChangedPath(path, false)], _ => true);
+                _catalog.Post(_root, [new ChangedPath(path, false)], watcher: null);
             }
         }
     }
 
-    private void Flush(long now)
+    private void Flush()
     {
         var batch = _queued.Values.ToList();
         _queued.Clear();
-        _touched = new HashSet<string>(StringComparer.Ordinal);
-        var deferred = _catalog.ApplyChanges(_root, batch, path =>
-        {
-            // Not taken while a writer has it open, either: the event of a truncation (cp's
-            // O_TRUNC) can come after the read, and even after the margin when the writer is
-            // starved of CPU, so an empty file read now may be a truncation under way.
-            Drain();
-            return !_touched.Contains(path) && !_writing.ContainsKey(path) && IsOpenForWriting(path) != true;
-        });
-        _touched = null;
-        foreach (var change in deferred)
-        {
-            // Changed while read: wait for its writer to finish (or go quiet) again.
-            _writing.AddOrUpdate(change.Relative, new Writing(now, now), (_, w) => w with { Last = now });
-        }
+        _catalog.Post(_root, batch, this);
     }
 
     private void Queue(string relative, bool isDirectory, long now)
@@ -246,6 +310,11 @@ internal sealed partial class InotifyWatcher : IDisposable
     /// <summary>Reads every event waiting, without blocking.</summary>
     private unsafe void Drain()
     {
+        if (_closed)
+        {
+            return;
+        }
+
         fixed (byte* buffer = _buffer)
         {
             while (true)

@@ -11,7 +11,7 @@ namespace Peregrine.Tests.Live;
 /// the watcher from running.
 /// </summary>
 /// <param name="Elapsed">From just before the change was made to the moment the catalog put in force the snapshot that holds it: from then on every request is answered from it.</param>
-/// <param name="Starved">The part of <paramref name="Elapsed"/> that the thread that published the snapshot (the watcher) spent ready to run but waiting for a CPU that other work held.</param>
+/// <param name="Starved">The part of <paramref name="Elapsed"/> that the thread that published the snapshot (the catalog's publisher) spent ready to run but waiting for a CPU that other work held.</param>
 internal readonly record struct ChangeTiming(TimeSpan Elapsed, TimeSpan Starved)
 {
     /// <summary>The time the server itself took: what a user sees on a machine that gives it the CPU it asks for.</summary>
@@ -22,13 +22,14 @@ internal readonly record struct ChangeTiming(TimeSpan Elapsed, TimeSpan Starved)
 }
 
 /// <summary>
-/// Times a change on disk to its publication by the catalog, on the watcher thread that
-/// publishes it, rather than by polling over HTTP: a poll sees the change one request later, and
-/// on a loaded machine that request alone can take longer than the change did. The promise
-/// checked is the server's (a change reaches clients within a second), so the time its watcher
-/// spent runnable but off the CPU, because other work held every core, is measured from the
-/// kernel's own count (the run delay in <c>/proc/self/task/TID/schedstat</c>, sched_stats(7))
-/// and reported apart. Sleeping is not counted there: the watcher's poll timeout and coalescing
+/// Times a change on disk to its publication by the catalog, on the publisher thread, rather
+/// than by polling over HTTP: a poll sees the change one request later, and on a loaded machine
+/// that request alone can take longer than the change did. The promise checked is the server's
+/// (a change reaches clients within a second), so the time its publisher spent runnable but off
+/// the CPU, because other work held every core, is measured from the kernel's own count (the run
+/// delay in <c>/proc/self/task/TID/schedstat</c>, sched_stats(7)) and reported apart. The
+/// watcher's thread, which read the events and posted them, is not set apart: tests run side by
+/// side in this process, and only the publisher names itself by publishing. Sleeping is not counted there: the watcher's poll timeout and coalescing
 /// delay, both part of the server's latency, stay in its own time. On a machine with a core to
 /// spare the run delay is a few milliseconds and the measure is the wall clock; under
 /// starvation a wait that falls inside the coalescing delay, which it did not lengthen, is set
@@ -36,8 +37,8 @@ internal readonly record struct ChangeTiming(TimeSpan Elapsed, TimeSpan Starved)
 /// </summary>
 internal static class PublicationClock
 {
-    // What the runtime names the watcher's thread, as the kernel keeps it (15 bytes at most).
-    private const string WatcherThread = "Peregrine watch";
+    // What the runtime names the publisher's thread, as the kernel keeps it (15 bytes at most).
+    private static readonly string PublisherThread = FileCatalog.PublisherThreadName[..15];
 
     /// <summary>
     /// Makes <paramref name="change"/> and waits (bounded) until the catalog of
@@ -67,7 +68,7 @@ internal static class PublicationClock
             change();
             var (at, thread, runDelay) = await HangGuard.WithinAsync(published.Task, TimeSpan.FromSeconds(30));
 
-            // Published by another thread (a whole rescan on the thread pool): nothing is set apart.
+            // A publisher that started after the change (another test's) sets nothing apart.
             var starved = before.TryGetValue(thread, out var delayBefore) ? runDelay - delayBefore : 0;
             return new ChangeTiming(Stopwatch.GetElapsedTime(start, at), TimeSpan.FromTicks(starved / 100));
         }
@@ -78,7 +79,7 @@ internal static class PublicationClock
     }
 
     /// <summary>
-    /// The start time, and the watchers' run delays at that time. Read on both sides of it until
+    /// The start time, and the publishers' run delays at that time. Read on both sides of it until
     /// they agree: a delay read only before the start would set apart waits that came before
     /// it, and one read only after would count the waits between as the server's own (which is
     /// what is kept if they never agree).
@@ -87,9 +88,9 @@ internal static class PublicationClock
     {
         for (var attempt = 0; ; attempt++)
         {
-            var before = WatcherRunDelays();
+            var before = PublisherRunDelays();
             var start = Stopwatch.GetTimestamp();
-            var after = WatcherRunDelays();
+            var after = PublisherRunDelays();
             if (attempt == 100 || (before.Count == after.Count && before.All(delay => after.TryGetValue(delay.Key, out var same) && same == delay.Value)))
             {
                 return (start, after);
@@ -97,13 +98,13 @@ internal static class PublicationClock
         }
     }
 
-    /// <summary>The run delay (ns) of every watcher thread in this process, by thread id.</summary>
-    private static Dictionary<string, long> WatcherRunDelays()
+    /// <summary>The run delay (ns) of every publisher thread in this process, by thread id.</summary>
+    private static Dictionary<string, long> PublisherRunDelays()
     {
         var delays = new Dictionary<string, long>(StringComparer.Ordinal);
         foreach (var task in Directory.EnumerateDirectories("/proc/self/task"))
         {
-            if (TryRead(Path.Combine(task, "comm"))?.TrimEnd('\n') == WatcherThread && RunDelay(Path.Combine(task, "schedstat")) is { } delay)
+            if (TryRead(Path.Combine(task, "comm"))?.TrimEnd('\n') == PublisherThread && RunDelay(Path.Combine(task, "schedstat")) is { } delay)
             {
                 delays[Path.GetFileName(task)] = delay;
             }
