@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Whole versions under writers: every body a reader receives must be one whole version of its file.
 
-whole.py cp     [--secs 15] [--readers 4] [--every 0.05]
-whole.py churn  [--secs 30] [--readers 8]
+whole.py cp     [--secs 15] [--readers 4] [--every 0.05] [--exe AOT]
+whole.py churn  [--secs 30] [--readers 8] [--exe AOT]
 
 cp: `cp` onto an existing 2 MB file and a 200 KB file in place (cp opens with O_TRUNC and
 rewrites), alternating between two versions of each, every --every seconds, while readers fetch
@@ -18,8 +18,8 @@ answer says to retry), cut (the connection closed before the body's end: a respo
 such an original is aborted when the file changes under it), errors. Then how many whole
 responses carried each version (cp: v0 and v1 of each file; churn: how many distinct versions
 were served), which shows that the new versions are published, not only the first.
-Starts the server itself (JIT build of src/Peregrine.Server, --no-compression) on a fresh tree
-under /tmp; not part of CI.
+Starts the server itself (JIT build of src/Peregrine.Server, or the Native AOT executable given
+by --exe; --no-compression) on a fresh tree under /tmp; not part of CI.
 """
 
 import argparse
@@ -42,8 +42,12 @@ sys.path.insert(0, os.path.join(REPO, "bench", "Scale"))
 from live import server_dll  # noqa: E402  (the same Release build of the server)
 
 
+EXE = None  # --exe: the AOT executable to run instead of the JIT build
+
+
 def start(root: str) -> tuple[subprocess.Popen, int]:
-    server = subprocess.Popen(["dotnet", server_dll(), root, "--port", "0", "--no-compression"],
+    program = [os.path.abspath(EXE)] if EXE else ["dotnet", server_dll()]
+    server = subprocess.Popen(program + [root, "--port", "0", "--no-compression"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     port, indexed = None, False
     while port is None or not indexed:
@@ -290,7 +294,10 @@ def main() -> None:
     parser.add_argument("--secs", type=float)
     parser.add_argument("--readers", type=int)
     parser.add_argument("--every", type=float, default=0.05)
+    parser.add_argument("--exe", help="run this Native AOT executable instead of the JIT build of src/")
     args = parser.parse_args()
+    global EXE
+    EXE = args.exe
     if args.mode == "cp":
         args.secs = args.secs or 15
         args.readers = args.readers or 4
