@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using static Peregrine.Interop.Libc;
 
 namespace Peregrine.Catalog;
 
@@ -34,7 +35,7 @@ internal enum FileKind : byte
 /// (one fstat(2) of the open file) to check that the file is still the indexed version, before
 /// and while it is sent. No request path is ever passed here, only paths the index found.
 /// </remarks>
-internal static partial class FileSystemProbe
+internal static class FileSystemProbe
 {
     private const int S_IFMT = 0xF000;
     private const int S_IFREG = 0x8000;
@@ -198,19 +199,4 @@ internal static partial class FileSystemProbe
 
         return default;
     }
-
-    [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
-    private static partial nint realpath(string path, nint resolved);
-
-    [LibraryImport("libc")]
-    private static partial void free(nint pointer);
-
-    [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
-    private static unsafe partial int stat(string path, byte* buffer);
-
-    [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
-    private static unsafe partial int lstat(string path, byte* buffer);
-
-    [LibraryImport("libc")]
-    private static unsafe partial int fstat(int descriptor, byte* buffer);
 }

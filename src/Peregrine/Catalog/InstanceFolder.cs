@@ -1,5 +1,6 @@
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
+using static Peregrine.Interop.Libc;
 
 namespace Peregrine.Catalog;
 
@@ -26,7 +27,7 @@ namespace Peregrine.Catalog;
 /// enforces, so the folder is made under its final name.
 /// </para>
 /// </remarks>
-internal sealed partial class InstanceFolder : IDisposable
+internal sealed class InstanceFolder : IDisposable
 {
     private const string LockName = ".lock";
     private const string StagingMark = ".staging-";
@@ -194,11 +195,5 @@ internal sealed partial class InstanceFolder : IDisposable
         }
     }
 
-    // flock(2) operations and EWOULDBLOCK (EAGAIN), the same on Linux and macOS.
-    private const int LockExclusive = 2;
-    private const int LockNonBlocking = 4;
-    private static int EWouldBlock => OperatingSystem.IsMacOS() || OperatingSystem.IsFreeBSD() ? 35 : 11;
-
-    [LibraryImport("libc", SetLastError = true)]
-    private static partial int flock(int fd, int operation);
+    private static int EWouldBlock => OperatingSystem.IsMacOS() || OperatingSystem.IsFreeBSD() ? 35 : TryAgain;
 }

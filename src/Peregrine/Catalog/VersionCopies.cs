@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
+using static Peregrine.Interop.Libc;
 using Microsoft.Extensions.Logging;
 using Microsoft.Win32.SafeHandles;
 
@@ -31,7 +32,7 @@ namespace Peregrine.Catalog;
 /// server next makes its own, so copies do not outlive their server.
 /// </para>
 /// </remarks>
-internal sealed partial class VersionCopies : IDisposable
+internal sealed class VersionCopies : IDisposable
 {
     /// <summary>
     /// How long a copy whose version was replaced is kept before it is removed: a request that
@@ -296,13 +297,4 @@ internal sealed partial class VersionCopies : IDisposable
             _instance?.Dispose();
         }
     }
-
-    // FICLONE, _IOW(0x94, 9, int), from linux/fs.h.
-    private const nuint Ficlone = 0x40049409;
-
-    [LibraryImport("libc", SetLastError = true)]
-    private static partial int ioctl(int fd, nuint request, int sourceFd);
-
-    [LibraryImport("libc", SetLastError = true)]
-    private static unsafe partial nint copy_file_range(int fdIn, long* offIn, int fdOut, long* offOut, nuint length, uint flags);
 }

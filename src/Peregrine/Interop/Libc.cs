@@ -1,0 +1,90 @@
+using System.Runtime.InteropServices;
+
+// Interop: every call into the C library, in one place, with the constants of the headers it
+// takes them from. The callers decide what a failure means; nothing here retries or throws.
+
+namespace Peregrine.Interop;
+
+/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2) and realpath(3).</summary>
+internal static partial class Libc
+{
+    /// <summary>EAGAIN (EWOULDBLOCK) on Linux.</summary>
+    public const int TryAgain = 11;
+
+    // :: inotify(7)
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int inotify_init1(int flags);
+
+    [LibraryImport("libc", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    public static partial int inotify_add_watch(int fd, string path, uint mask);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int inotify_rm_watch(int fd, int wd);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial nint read(int fd, byte* buffer, nuint count);
+
+    /// <summary>POLLIN, from poll.h.</summary>
+    public const short PollIn = 1;
+
+    [StructLayout(LayoutKind.Sequential)]
+    public struct PollFd
+    {
+        public int Fd;
+        public short Events;
+        public short Revents;
+    }
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial int poll(PollFd* fds, nuint count, int timeout);
+
+    [LibraryImport("libc")]
+    public static partial int close(int fd);
+
+    // :: fcntl(2) leases: F_SETLEASE and its F_RDLCK / F_UNLCK arguments, F_SETSIG, and SIGURG.
+
+    public const int SetLease = 1024;
+    public const int SetSignal = 10;
+    public const int UrgentSignal = 23;
+    public const int ReadLock = 0;
+    public const int Unlock = 2;
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int fcntl(int fd, int command, int argument);
+
+    // :: flock(2): LOCK_EX and LOCK_NB, the same on Linux and macOS.
+
+    public const int LockExclusive = 2;
+    public const int LockNonBlocking = 4;
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int flock(int fd, int operation);
+
+    // :: copies in the kernel: FICLONE, _IOW(0x94, 9, int), from linux/fs.h; copy_file_range(2).
+
+    public const nuint Ficlone = 0x40049409;
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int ioctl(int fd, nuint request, int sourceFd);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial nint copy_file_range(int fdIn, long* offIn, int fdOut, long* offOut, nuint length, uint flags);
+
+    // :: stat(2), whose buffer the caller reads by the layout of its architecture; realpath(3).
+
+    [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
+    public static unsafe partial int stat(string path, byte* buffer);
+
+    [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
+    public static unsafe partial int lstat(string path, byte* buffer);
+
+    [LibraryImport("libc")]
+    public static unsafe partial int fstat(int descriptor, byte* buffer);
+
+    [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
+    public static partial nint realpath(string path, nint resolved);
+
+    [LibraryImport("libc")]
+    public static partial void free(nint pointer);
+}
