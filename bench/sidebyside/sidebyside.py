@@ -158,7 +158,7 @@ def main():
             t.join()
         for inst in live:
             inst.kill()
-    folders = [d for d in os.listdir(tmp) if d.startswith("peregrine-versions-")]
+    folders = [d for d in os.listdir(tmp) if d.startswith("peregrine-copies-")]
     print(f"instances {args.instances}, {events} kill-and-start events in {args.seconds:.0f} s, {args.readers} readers")
     for k, v in counts.items():
         print(f"  {k}: {v}")

@@ -161,6 +161,10 @@ internal static class FileSystemProbe
         return new FileFacts(FileKind.Regular, RandomAccess.GetLength(handle), File.GetLastWriteTimeUtc(handle).Ticks);
     }
 
+    // The seconds since 1970 of DateTime's first and last second.
+    private static readonly long MinUnixSeconds = (DateTime.MinValue.Ticks - DateTime.UnixEpoch.Ticks) / TimeSpan.TicksPerSecond;
+    private static readonly long MaxUnixSeconds = (DateTime.MaxValue.Ticks - DateTime.UnixEpoch.Ticks) / TimeSpan.TicksPerSecond;
+
     private static unsafe FileFacts FactsOf(byte* buffer)
     {
         var kind = (*(uint*)(buffer + s_modeOffset) & S_IFMT) switch
@@ -174,7 +178,11 @@ internal static class FileSystemProbe
         // st_size and st_mtim (seconds, nanoseconds) sit at the same offsets on x86-64 and
         // arm64.
         var length = *(long*)(buffer + 48);
-        var ticks = DateTime.UnixEpoch.Ticks + (*(long*)(buffer + 88) * TimeSpan.TicksPerSecond) + (*(long*)(buffer + 96) / 100);
+
+        // A file system stores times that DateTime cannot hold (touch -d @-99999999999 on tmpfs):
+        // such a time is taken as the nearest one it can, rather than failing the index.
+        var seconds = Math.Clamp(*(long*)(buffer + 88), MinUnixSeconds, MaxUnixSeconds);
+        var ticks = DateTime.UnixEpoch.Ticks + (seconds * TimeSpan.TicksPerSecond) + Math.Clamp(*(long*)(buffer + 96) / 100, 0, TimeSpan.TicksPerSecond - 1);
         return new FileFacts(kind, length, ticks);
     }
 

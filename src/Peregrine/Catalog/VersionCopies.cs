@@ -42,7 +42,9 @@ internal sealed class VersionCopies : IDisposable
     /// </summary>
     internal static readonly TimeSpan RetireDelay = TimeSpan.FromSeconds(1);
 
-    private const string FolderPrefix = "peregrine-versions-";
+    // Not "peregrine-versions-": the servers that named their folders so took no lock, and would
+    // remove these, as these would theirs.
+    private const string FolderPrefix = "peregrine-copies-";
 
     private readonly long _maxFileSize;
     private readonly long _budget;

@@ -53,10 +53,25 @@ internal static partial class Libc
     [LibraryImport("libc", SetLastError = true)]
     public static partial int fcntl(int fd, int command, int argument);
 
-    // :: flock(2): LOCK_EX and LOCK_NB, the same on Linux and macOS.
+    // :: flock(2): LOCK_EX and LOCK_NB, the same on Linux and macOS, on a descriptor from open(2).
 
     public const int LockExclusive = 2;
     public const int LockNonBlocking = 4;
+
+    /// <summary>EWOULDBLOCK: flock's answer while another holds the lock.</summary>
+    public static int WouldBlock => OperatingSystem.IsLinux() ? TryAgain : 35;
+
+    /// <summary>O_RDONLY.</summary>
+    public const int OpenReadOnly = 0;
+
+    /// <summary>O_DIRECTORY: 0200000 on Linux (x86-64 and arm64), 0x100000 on macOS and the BSDs.</summary>
+    public static int OpenDirectory => OperatingSystem.IsLinux() ? 0x10000 : 0x100000;
+
+    /// <summary>O_CLOEXEC: 02000000 on Linux, 0x1000000 on macOS.</summary>
+    public static int OpenCloseOnExec => OperatingSystem.IsLinux() ? 0x80000 : 0x1000000;
+
+    [LibraryImport("libc", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    public static partial int open(string path, int flags);
 
     [LibraryImport("libc", SetLastError = true)]
     public static partial int flock(int fd, int operation);

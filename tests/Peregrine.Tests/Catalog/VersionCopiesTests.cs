@@ -52,11 +52,10 @@ public sealed class VersionCopiesTests
         using var tree = new TempTree();
         using var parent = new TempTree();
         tree.Write("big.bin", Bytes(100_000, seed: 1));
-        var dead = Directory.CreateDirectory(Path.Combine(parent.Root, "peregrine-versions-1-dead")).FullName;
-        File.WriteAllBytes(Path.Combine(dead, ".lock"), []);
+        var dead = Directory.CreateDirectory(Path.Combine(parent.Root, "peregrine-copies-1-dead")).FullName;
         File.WriteAllBytes(Path.Combine(dead, "1"), Bytes(100_000, seed: 2));
-        var live = Directory.CreateDirectory(Path.Combine(parent.Root, "peregrine-versions-2-live")).FullName;
-        using var liveLock = new FileStream(Path.Combine(live, ".lock"), FileMode.CreateNew, FileAccess.ReadWrite, FileShare.None);
+        var live = Directory.CreateDirectory(Path.Combine(parent.Root, "peregrine-copies-2-live")).FullName;
+        using var liveLock = FolderLock.Take(live);
 
         await using (var host = await PeregrineHost.StartAsync(tree.Root, options => (options.MaxCachedFileSize, options.Watch.CopyDirectory) = (1000, parent.Root)))
         {
@@ -110,8 +109,7 @@ public sealed class VersionCopiesTests
     private static string Describe(string folder)
         => string.Join(", ", Copies(folder).Select(copy => $"{Path.GetFileName(copy)}: {new FileInfo(copy).Length} bytes"));
 
-    private static string[] Copies(string folder)
-        => [.. Directory.GetFiles(folder).Where(path => Path.GetFileName(path) != ".lock")];
+    private static string[] Copies(string folder) => Directory.GetFiles(folder);
 
     private static async Task UntilAsync(Func<Task<bool>> condition, Func<string> what)
     {

@@ -55,7 +55,7 @@ public sealed class SideBySideTests
 
             // Each server sends its large file from a copy in a folder of its own; a killed one's is
             // removed by the next server that makes its folder.
-            Assert.Equal(live.Count, Directory.GetDirectories(temp.Root, "peregrine-versions-*").Length);
+            Assert.Equal(live.Count, Directory.GetDirectories(temp.Root, "peregrine-copies-*").Length);
         }
 
         try
