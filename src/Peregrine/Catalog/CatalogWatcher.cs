@@ -20,6 +20,7 @@ internal sealed class CatalogWatcher : IDisposable
     private volatile InotifyWatcher? _inotify;
     private Timer? _fallback;
     private string _watchedRoot = "";
+    private bool _disposed;
 
     public CatalogWatcher(FileCatalog catalog, PeregrineOptions options, ILogger logger)
     {
@@ -48,7 +49,7 @@ internal sealed class CatalogWatcher : IDisposable
     {
         lock (_rootCheck)
         {
-            if (_watchedRoot == root && (_watcher is not null || _inotify is not null))
+            if (_disposed || (_watchedRoot == root && (_watcher is not null || _inotify is not null)))
             {
                 return;
             }
@@ -162,8 +163,12 @@ internal sealed class CatalogWatcher : IDisposable
         _poll?.Dispose();
         lock (_rootCheck)
         {
+            // Nothing is watched again after this, whoever asks (a rescan that found a new root).
+            _disposed = true;
             _watcher?.Dispose();
+            _watcher = null;
             _inotify?.Dispose();
+            _inotify = null;
             _fallback?.Dispose();
         }
     }

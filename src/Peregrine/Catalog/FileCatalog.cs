@@ -34,13 +34,16 @@ internal sealed class FileCatalog : IDisposable
     private readonly CancellationTokenSource _stopping = new();
 
     // What the publisher is to take in, in the order it was learnt.
-    private readonly Channel<IndexChange> _changes = Channel.CreateUnbounded<IndexChange>(new UnboundedChannelOptions { SingleReader = true });
+    // Synchronous continuations: a post wakes the publisher's blocked thread directly, without
+    // waiting for a thread-pool thread that a starved pool may not give.
+    private readonly Channel<IndexChange> _changes = Channel.CreateUnbounded<IndexChange>(new UnboundedChannelOptions { SingleReader = true, AllowSynchronousContinuations = true });
     private readonly IncrementalUpdate _update;
 
     // Copies of the published versions of the files streamed from disk; null when off.
     private readonly VersionCopies? _copies;
     private volatile CatalogSnapshot? _current;
     private CatalogWatcher? _watcher;
+    private Thread? _publisher;
     private int _started;
     private int _refreshPending;
 
@@ -107,7 +110,8 @@ internal sealed class FileCatalog : IDisposable
     {
         if (Interlocked.Exchange(ref _started, 1) == 0)
         {
-            new Thread(RunPublisher) { IsBackground = true, Name = PublisherThreadName }.Start();
+            _publisher = new Thread(RunPublisher) { IsBackground = true, Name = PublisherThreadName };
+            _publisher.Start();
         }
     }
 
@@ -124,13 +128,17 @@ internal sealed class FileCatalog : IDisposable
     }
 
     /// <summary>
-    /// Hands the publisher paths that changed under <paramref name="root"/> (see
-    /// <see cref="ApplyChanges"/>). <paramref name="watcher"/>, when given, is asked before
-    /// publishing whether a writer came back to a path while it was read, and told of the paths
-    /// left at their previous version for that reason.
+    /// Tells the publisher that <paramref name="watcher"/> holds a batch of changed paths. The
+    /// publisher takes the batch when it comes to it (<see cref="InotifyWatcher.TakeBatch"/>), so
+    /// changes that arrive while it is busy join that batch rather than queue behind it.
     /// </summary>
-    internal void Post(string root, IReadOnlyCollection<ChangedPath> paths, InotifyWatcher? watcher)
-        => _changes.Writer.TryWrite(new IndexChange(root, paths, watcher));
+    internal void Post(InotifyWatcher watcher) => _changes.Writer.TryWrite(new IndexChange(watcher.Root, null, watcher));
+
+    /// <summary>
+    /// Hands the publisher paths to take as they stand now, without asking about writers: a file
+    /// written for longer than <see cref="WatchOptions.OpenWriteLimit"/> (see <see cref="ApplyChanges"/>).
+    /// </summary>
+    internal void Post(string root, IReadOnlyCollection<ChangedPath> paths) => _changes.Writer.TryWrite(new IndexChange(root, paths, null));
 
     /// <summary>True when the watcher follows writers to their close (inotify).</summary>
     public bool HasCloseEvents => _watcher?.HasCloseEvents == true;
@@ -189,6 +197,9 @@ internal sealed class FileCatalog : IDisposable
             }
 
             _ready.TrySetException(ex);
+
+            // Nothing will take in what a watcher posts from now on.
+            _watcher?.Dispose();
             return;
         }
 
@@ -214,20 +225,31 @@ internal sealed class FileCatalog : IDisposable
                     continue;
                 }
 
-                if (change.Paths is null)
+                try
                 {
-                    // A burst of rescan requests settles into one rescan.
-                    if (_stopping.Token.WaitHandle.WaitOne(_options.Watch.CoalescingDelay))
+                    if (change.Root is null)
                     {
-                        return;
-                    }
+                        // A burst of rescan requests settles into one rescan.
+                        if (_stopping.Token.WaitHandle.WaitOne(_options.Watch.CoalescingDelay))
+                        {
+                            return;
+                        }
 
-                    Interlocked.Exchange(ref _refreshPending, 0);
-                    Rebuild();
+                        Interlocked.Exchange(ref _refreshPending, 0);
+                        Rebuild();
+                    }
+                    else
+                    {
+                        TakeIn(change);
+                    }
                 }
-                else
+                catch (Exception ex) when (ex is not OperationCanceledException || !_stopping.IsCancellationRequested)
                 {
-                    TakeIn(change);
+                    // Whatever a change could not be taken in for (a file the system reports oddly,
+                    // a subscriber that failed), the publisher lives on, serving the snapshot in
+                    // force, and a rescan shortly tries again.
+                    PeregrineLog.RebuildFailed(_logger, _options.Root, ex.Message);
+                    RefreshAfter(TimeSpan.FromSeconds(1));
                 }
             }
         }
@@ -236,14 +258,30 @@ internal sealed class FileCatalog : IDisposable
         }
     }
 
-    /// <summary>Applies posted paths; those left at their previous version go back to their watcher, which waits for their writer again.</summary>
+    /// <summary>
+    /// Applies posted paths, or a watcher's batch; the paths of a batch left at their previous
+    /// version go back to their watcher, which waits for their writer again.
+    /// </summary>
     private void TakeIn(IndexChange change)
     {
-        using var check = change.Watcher?.BeginWriterCheck();
-        var deferred = ApplyChanges(change.Root!, change.Paths!, check is null ? static _ => true : check.StillSettled);
+        if (change.Watcher is not { } watcher)
+        {
+            ApplyChanges(change.Root!, change.Paths!, static _ => true);
+            return;
+        }
+
+        // A watcher replaced since it posted (its root is no longer watched) gives an empty batch:
+        // the rescan that came with its replacement took in what it had.
+        using var check = watcher.TakeBatch();
+        if (check.Batch.Count == 0)
+        {
+            return;
+        }
+
+        var deferred = ApplyChanges(watcher.Root, check.Batch, check.StillSettled);
         if (deferred.Count > 0)
         {
-            change.Watcher?.Defer(deferred);
+            watcher.Defer(deferred);
         }
     }
 
@@ -384,14 +422,22 @@ internal sealed class FileCatalog : IDisposable
     {
         _stopping.Cancel();
         _changes.Writer.TryComplete();
+
+        // The publisher stops at its next look at the token (a first index of a large tree, at
+        // its next folder); what it holds (the watcher, the copies) is disposed after it.
+        if (_publisher is { } publisher && publisher != Thread.CurrentThread && !publisher.Join(TimeSpan.FromSeconds(10)))
+        {
+            PeregrineLog.RebuildFailed(_logger, _options.Root, "the publisher did not stop within 10 s of the catalog's disposal");
+        }
+
         _watcher?.Dispose();
         _copies?.Dispose();
     }
 }
 
 /// <summary>
-/// One item of the publisher's channel: paths that changed under a root (with the watcher that
-/// saw them, if it is to be asked about writers), or, with no paths, a whole rescan.
+/// One item of the publisher's channel: a watcher that holds a batch of changed paths, paths to
+/// take under a root as they stand, or (no root) a whole rescan.
 /// </summary>
 internal sealed record IndexChange(string? Root, IReadOnlyCollection<ChangedPath>? Paths, InotifyWatcher? Watcher)
 {

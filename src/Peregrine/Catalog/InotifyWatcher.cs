@@ -15,11 +15,12 @@ namespace Peregrine.Catalog;
 /// <para>
 /// One thread reads the events (non-blocking descriptor, <c>poll(2)</c> with a short timeout so
 /// that disposing needs no signal), coalesces them for <see cref="WatchOptions.CoalescingDelay"/>
-/// and posts the paths they name to the catalog's publisher (<see cref="FileCatalog.Post"/>),
-/// which reads each file and publishes the next snapshot. Before publishing, the publisher asks
-/// (<see cref="BeginWriterCheck"/>) whether events came for a path during its read; the events
-/// waiting are read then, under this watcher's own lock. A path written again meanwhile is left at
-/// its previous version and handed back (<see cref="Defer"/>) to wait for its writer once more.
+/// and tells the catalog's publisher that a batch is ready (<see cref="FileCatalog.Post(InotifyWatcher)"/>).
+/// The publisher takes the batch when it comes to it (<see cref="TakeBatch"/>: paths changed
+/// while it was busy join it), reads each file and publishes the next snapshot. Before publishing
+/// it asks whether events came for a path during its read; the events waiting are read then,
+/// under this watcher's own lock. A path written again meanwhile is left at its previous version
+/// and handed back (<see cref="Defer"/>) to wait for its writer once more.
 /// </para>
 /// <para>
 /// Two rules cover writers that never close: a file with no event for
@@ -64,6 +65,9 @@ internal sealed partial class InotifyWatcher : IDisposable
     // The paths events named since the publisher began checking a batch (BeginWriterCheck).
     private HashSet<string>? _touched;
     private bool _closed;
+
+    // A batch is posted and not yet taken: what is queued meanwhile joins it.
+    private bool _batchPosted;
     private long _firstQueuedAt;
     private volatile bool _stopping;
 
@@ -139,24 +143,33 @@ internal sealed partial class InotifyWatcher : IDisposable
         lock (_events)
         {
             // Under the lock: the publisher may be reading events, and the number could be reused.
+            if (_closed)
+            {
+                return;
+            }
+
             _closed = true;
+            _queued.Clear();
             close(_fd);
         }
     }
 
     /// <summary>
-    /// For the publisher, before it reads a batch this watcher posted: from now until the check is
-    /// disposed, <see cref="WriterCheck.StillSettled"/> says whether a path is still as quiet as
-    /// when it was posted.
+    /// For the publisher: the paths queued since the last batch (none once this watcher is
+    /// disposed), and from now until the check is disposed,
+    /// <see cref="WriterCheck.StillSettled"/> says whether a path is still as quiet as it is now.
     /// </summary>
-    public WriterCheck BeginWriterCheck()
+    public WriterCheck TakeBatch()
     {
         lock (_events)
         {
+            Drain();
+            List<ChangedPath> batch = [.. _queued.Values];
+            _queued.Clear();
+            _batchPosted = false;
             _touched = new HashSet<string>(StringComparer.Ordinal);
+            return new WriterCheck(this, batch);
         }
-
-        return new WriterCheck(this);
     }
 
     /// <summary>Paths the publisher left at their previous version because they changed while read: they wait for their writer again.</summary>
@@ -173,8 +186,11 @@ internal sealed partial class InotifyWatcher : IDisposable
     }
 
     /// <summary>The publisher's question to the watcher while it takes in a batch: has a writer come back to a path?</summary>
-    internal sealed class WriterCheck(InotifyWatcher watcher) : IDisposable
+    internal sealed class WriterCheck(InotifyWatcher watcher, IReadOnlyList<ChangedPath> batch) : IDisposable
     {
+        /// <summary>The paths to take in.</summary>
+        public IReadOnlyList<ChangedPath> Batch => batch;
+
         /// <summary>
         /// True when no event named <paramref name="relative"/> since the check began, no writer is
         /// known to be at it, and the kernel does not say it is open for writing: not taken while
@@ -260,16 +276,18 @@ internal sealed partial class InotifyWatcher : IDisposable
                 // A log: publish what it holds now if it holds still while read (the length and
                 // time check), and wait another limit before the next snapshot.
                 _writing[path] = writing with { Since = now };
-                _catalog.Post(_root, [new ChangedPath(path, false)], watcher: null);
+                _catalog.Post(_root, [new ChangedPath(path, false)]);
             }
         }
     }
 
     private void Flush()
     {
-        var batch = _queued.Values.ToList();
-        _queued.Clear();
-        _catalog.Post(_root, batch, this);
+        if (!_batchPosted)
+        {
+            _batchPosted = true;
+            _catalog.Post(this);
+        }
     }
 
     private void Queue(string relative, bool isDirectory, long now)
