@@ -49,20 +49,27 @@ internal static class KestrelFront
     /// </summary>
     public static bool NeedsWhole(ReadOnlySpan<byte> lines)
     {
-        if (lines.StartsWith("CONNECT "u8))
-        {
-            return true;
-        }
-
+        var needs = lines.StartsWith("CONNECT "u8);
+        var requestLine = true;
         foreach (var range in lines.Split("\r\n"u8))
         {
-            if (HostValue(lines[range], out var value) && HostSyntax.Classify(value) is HostForm.EmptyPort or HostForm.Unaccepted)
+            var line = lines[range];
+            if (requestLine || line.IsEmpty)
             {
-                return true;
+                requestLine = false;
+                continue;
             }
+
+            if (!IsField(line))
+            {
+                // Kestrel refuses the head at this line, without waiting for the rest.
+                return false;
+            }
+
+            needs |= HostValue(line, out var value) && HostSyntax.Classify(value) is HostForm.EmptyPort or HostForm.Unaccepted;
         }
 
-        return false;
+        return needs;
     }
 
     /// <summary>
