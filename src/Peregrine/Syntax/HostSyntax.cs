@@ -324,10 +324,6 @@ internal static class HostSyntax
         where T : unmanaged, IBinaryInteger<T>
         => s.IndexOf(T.CreateTruncating(c));
 
-    private static int LastIndexOf<T>(ReadOnlySpan<T> s, char c)
-        where T : unmanaged, IBinaryInteger<T>
-        => s.LastIndexOf(T.CreateTruncating(c));
-
     private static bool IsDigit(int c) => (uint)(c - '0') < 10u;
 
     private static bool IsHex(int c) => IsDigit(c) || (uint)((c | 0x20) - 'a') < 6u;
