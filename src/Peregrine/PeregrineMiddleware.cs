@@ -7,6 +7,7 @@ using Peregrine.Conditional;
 using Peregrine.Fallback;
 using Peregrine.Negotiation;
 using Peregrine.Send;
+using Peregrine.Syntax;
 
 namespace Peregrine;
 
@@ -67,6 +68,12 @@ internal sealed partial class PeregrineMiddleware
         if (!TryGetKey(context.Request.Path.Value, out var key))
         {
             return _next(context);
+        }
+
+        // :: request (Syntax): what Kestrel let through and RFC 9110/9112 refuse
+        if (RequestChecks.Refusal(context) is var refusal and not 0)
+        {
+            return RequestChecks.Refuse(context, refusal);
         }
 
         // :: find (Catalog), or for a navigation (Fallback) the SPA's shell or the 404 page

@@ -6,6 +6,7 @@ using Peregrine.Server.AccessLog;
 using Peregrine.Server.Auth;
 using Peregrine.Server.Configuration;
 using Peregrine.Server.Tls;
+using Peregrine.Syntax;
 
 namespace Peregrine.Server.Hosting;
 
@@ -60,6 +61,11 @@ internal static class ServerHost
             // Cleartext HTTP/2 arrives by prior knowledge, with ":scheme: http" on a connection
             // that Http2PriorKnowledge marks as negotiated; the scheme is not used for anything.
             kestrel.AllowAlternateSchemes = true;
+
+            // RFC 9112 §3.2.2: an origin server given an absolute-form target MUST ignore Host
+            // and use the target's authority. Kestrel refuses a differing Host with a 400 unless
+            // told to put the authority in its place.
+            kestrel.AllowHostHeaderOverride = true;
             var firstBytesTimeout = kestrel.Limits.RequestHeadersTimeout;
             void Configure(ListenOptions listen)
             {
@@ -83,6 +89,12 @@ internal static class ServerHost
                 if (!settings.NoFastPath && settings.AccessLog is null && settings.Authenticator is null)
                 {
                     listen.UsePeregrineFastPath(HealthPath, MetricsPath);
+                }
+                else
+                {
+                    // Without it, its look at each connection's first head for the valid
+                    // requests Kestrel's parser refuses still runs (KestrelFront).
+                    listen.UsePeregrineKestrelFront();
                 }
             }
 
@@ -127,6 +139,9 @@ internal static class ServerHost
             // First, so that every request is logged, health and metrics included.
             app.Use(next => new AccessLogMiddleware(next, writer).Invoke);
         }
+
+        // Before anything answers: what Kestrel let through and RFC 9110/9112 refuse.
+        app.Use(static next => context => RequestChecks.Refusal(context) is var refusal and not 0 ? RequestChecks.Refuse(context, refusal) : next(context));
 
         if (settings.RedirectHttp is not null)
         {

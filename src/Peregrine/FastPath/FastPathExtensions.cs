@@ -28,6 +28,17 @@ public static class PeregrineFastPathExtensions
     /// <param name="reservedPaths">Paths other middleware answers before Peregrine (such as
     /// <c>/healthz</c>); requests for them always take the pipeline.</param>
     public static ListenOptions UsePeregrineFastPath(this ListenOptions listen, params string[] reservedPaths)
+        => Use(listen, reservedPaths, frontOnly: false);
+
+    /// <summary>
+    /// The fast path's look at each connection's first head for what Kestrel's parser would get
+    /// wrong (<see cref="KestrelFront"/>), and nothing else: for a server that runs without the
+    /// fast path, so that both answer alike.
+    /// </summary>
+    internal static ListenOptions UsePeregrineKestrelFront(this ListenOptions listen)
+        => Use(listen, [], frontOnly: true);
+
+    private static ListenOptions Use(ListenOptions listen, string[] reservedPaths, bool frontOnly)
     {
         ArgumentNullException.ThrowIfNull(listen);
         Http1FastPath? fastPath = null;
@@ -37,7 +48,7 @@ public static class PeregrineFastPathExtensions
             if (!Volatile.Read(ref made))
             {
                 // Made on the first connection, once the pipeline (and so every mount) is built.
-                fastPath = Create(listen.ApplicationServices, reservedPaths);
+                fastPath = Create(listen.ApplicationServices, reservedPaths, frontOnly);
                 Volatile.Write(ref made, true);
             }
 
@@ -47,7 +58,7 @@ public static class PeregrineFastPathExtensions
     }
 
     /// <summary>The fast path of the unnamed instance; null when the application has named instances only, whose requests all go to the pipeline.</summary>
-    private static Http1FastPath? Create(IServiceProvider services, string[] reservedPaths)
+    private static Http1FastPath? Create(IServiceProvider services, string[] reservedPaths, bool frontOnly)
     {
         var instances = services.GetService<Instances.PeregrineInstances>()
             ?? throw new InvalidOperationException("Call services.AddPeregrine(...) before using the Peregrine fast path.");
@@ -65,6 +76,7 @@ public static class PeregrineFastPathExtensions
             reservedPaths,
             kestrel.Limits,
             kestrel.AddServerHeader,
-            FastPathScope.Of(instances, catalog.Options));
+            FastPathScope.Of(instances, catalog.Options),
+            frontOnly);
     }
 }

@@ -16,16 +16,24 @@ internal sealed partial class Http1FastPath
         Flush,
     }
 
-    /// <summary>Answers every complete request in <paramref name="buffer"/> (pipelining), leaving it at the first one not answered.</summary>
-    private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output)
+    /// <summary>
+    /// Answers every complete request in <paramref name="buffer"/> (pipelining), leaving it at
+    /// the first one not answered. While <paramref name="first"/> (no request on the connection
+    /// answered yet), a head not answered goes past <see cref="KestrelFront"/> first: on a
+    /// hand-off <paramref name="rewritten"/> may then hold the head Kestrel is to read instead of
+    /// the first <paramref name="rewrittenLength"/> bytes.
+    /// </summary>
+    private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output, ref bool first, out byte[]? rewritten, out int rewrittenLength)
     {
+        rewritten = null;
+        rewrittenLength = 0;
         var limits = _headLimits;
         long written = 0;
         while (!buffer.IsEmpty)
         {
             byte[]? rented = null;
             var head = buffer.FirstSpan;
-            var framing = RequestHead.Find(head, limits, out var length);
+            var framing = RequestHead.Find(head, limits, out var length, first);
             if (framing == HeadFraming.Incomplete && !buffer.IsSingleSegment)
             {
                 // The head straddles the pipe's segments: copy it out once, up to its blank line
@@ -36,7 +44,7 @@ internal sealed partial class Http1FastPath
                 rented = ArrayPool<byte>.Shared.Rent(copied);
                 bounded.Slice(0, copied).CopyTo(rented);
                 head = rented.AsSpan(0, copied);
-                framing = RequestHead.Find(head, limits, out length);
+                framing = RequestHead.Find(head, limits, out length, first);
             }
 
             try
@@ -46,10 +54,23 @@ internal sealed partial class Http1FastPath
                     return framing == HeadFraming.Incomplete ? Outcome.NeedMore : Outcome.HandOff;
                 }
 
-                if (!TryRespond(head[..length], output, out var close, out var bytes))
+                if (!_serves || !TryRespond(head[..length], output, out var close, out var bytes))
                 {
-                    return Outcome.HandOff;
+                    switch (first ? KestrelFront.Decide(head[..length], out rewritten) : FrontAction.None)
+                    {
+                        case FrontAction.RefuseConnect:
+                            WriteRefusal(output, KestrelFront.ConnectRefusal);
+                            buffer = buffer.Slice(length);
+                            return Outcome.Close;
+                        case FrontAction.Rewrite:
+                            rewrittenLength = length;
+                            return Outcome.HandOff;
+                        default:
+                            return Outcome.HandOff;
+                    }
                 }
+
+                first = false;
 
                 buffer = buffer.Slice(length);
                 if (close)

@@ -39,7 +39,9 @@ internal sealed partial class Http1FastPath
     private readonly HashSet<string>.AlternateLookup<ReadOnlySpan<char>> _reservedLookup;
     private readonly ConfiguredHeaders _headers;
     private readonly FastPathScope _scope;
-    private readonly bool _enabled;
+
+    /// <summary>False for <see cref="KestrelFront"/> alone: no request is answered here.</summary>
+    private readonly bool _serves;
     private readonly bool _serverHeader;
     private readonly TimeSpan _keepAliveTimeout;
     private readonly TimeSpan _headersTimeout;
@@ -50,9 +52,11 @@ internal sealed partial class Http1FastPath
 
     /// <remarks>
     /// <c>scope</c> is what the fast path may answer (<see cref="FastPathScope.Of"/>); null when
-    /// it is made for the catalog alone, with no application around it.
+    /// it is made for the catalog alone, with no application around it. <c>frontOnly</c> makes
+    /// it answer nothing and look at each connection's first head for <see cref="KestrelFront"/>
+    /// only, for a server that runs without the fast path.
     /// </remarks>
-    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader, FastPathScope? scope = null)
+    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader, FastPathScope? scope = null, bool frontOnly = false)
     {
         _headLimits = new HeadLimits(limits);
         _keepAliveTimeout = limits.KeepAliveTimeout;
@@ -69,16 +73,11 @@ internal sealed partial class Http1FastPath
         // Under a mount point every request goes the middleware's way: the fast path serves the
         // root's paths only. (Misses, and so SPA fallbacks, are always handed off.)
         _scope = scope ?? new FastPathScope(string.IsNullOrEmpty(options.RequestPath.Value) && options.OnPrepareResponse is null, []);
-        _enabled = _scope.Serves;
+        _serves = _scope.Serves && !frontOnly;
     }
 
     public Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate next)
     {
-        if (!_enabled)
-        {
-            return next(connection);
-        }
-
         if (connection.Features.Get<ITlsApplicationProtocolFeature>() is not { } protocol)
         {
             return ServeAsync(connection, connection.Transport.Output, next);
@@ -88,6 +87,12 @@ internal sealed partial class Http1FastPath
         {
             // HTTP/2 by prior knowledge: Kestrel's.
             return next(connection);
+        }
+
+        if (!_serves)
+        {
+            // Nothing answered here, so TLS output is left to Kestrel; HTTP/2 has no first head.
+            return IsHttp11(protocol.ApplicationProtocol.Span) ? ServeAsync(connection, connection.Transport.Output, next) : next(connection);
         }
 
         return ServeTlsAsync(connection, protocol, tls, next);
@@ -132,6 +137,9 @@ internal sealed partial class Http1FastPath
         // `stashed` bytes; null otherwise.
         byte[]? stash = null;
         var stashed = 0;
+        var first = true;
+        byte[]? rewritten;
+        int rewrittenLength;
         try
         {
             while (true)
@@ -164,7 +172,7 @@ internal sealed partial class Http1FastPath
                 Outcome outcome;
                 if (stash is null)
                 {
-                    outcome = Process(ref buffer, output);
+                    outcome = Process(ref buffer, output, ref first, out rewritten, out rewrittenLength);
                 }
                 else
                 {
@@ -179,7 +187,7 @@ internal sealed partial class Http1FastPath
 
                     buffer.Slice(0, take).CopyTo(stash.AsSpan(stashed));
                     var work = new ReadOnlySequence<byte>(stash, 0, stashed + take);
-                    outcome = Process(ref work, output);
+                    outcome = Process(ref work, output, ref first, out rewritten, out rewrittenLength);
                     var done = stashed + take - (int)work.Length;
                     if (done == 0)
                     {
@@ -194,9 +202,19 @@ internal sealed partial class Http1FastPath
                         if (outcome == Outcome.HandOff)
                         {
                             // Kestrel's after all: it reads the copy, then the pipe from here.
-                            input.AdvanceTo(buffer.Start, buffer.Start);
+                            // A head rewritten ahead of it ends past the copy (the copy was
+                            // incomplete): it reads the rewritten head, then the pipe after it.
+                            var prefix = stash[..stashed];
+                            var consumed = buffer.Start;
+                            if (rewritten is not null)
+                            {
+                                prefix = rewritten;
+                                consumed = buffer.GetPosition(rewrittenLength - stashed);
+                            }
+
+                            input.AdvanceTo(consumed, consumed);
                             watched.Dispose();
-                            connection.Transport = new PrefixedTransport(stash[..stashed], connection.Transport);
+                            connection.Transport = new PrefixedTransport(prefix, connection.Transport);
                             await next(connection);
                             return;
                         }
@@ -232,8 +250,10 @@ internal sealed partial class Http1FastPath
                     // Nothing of this request is consumed: Kestrel reads it from the start and
                     // answers it (a 431 for a head too large, say) and the rest of the connection.
                     // What was answered before it must reach the client first, under the same
-                    // send deadline as any other flush.
-                    input.AdvanceTo(buffer.Start, buffer.Start);
+                    // send deadline as any other flush. A head rewritten ahead of Kestrel is
+                    // consumed here, and Kestrel reads the rewritten one in its place.
+                    var consumed = rewritten is null ? buffer.Start : buffer.GetPosition(rewrittenLength);
+                    input.AdvanceTo(consumed, consumed);
                     if ((await FlushAsync(output, watched)).IsCanceled)
                     {
                         AbortStalled(connection);
@@ -241,6 +261,11 @@ internal sealed partial class Http1FastPath
                     }
 
                     watched.Dispose();
+                    if (rewritten is not null)
+                    {
+                        connection.Transport = new PrefixedTransport(rewritten, connection.Transport);
+                    }
+
                     await next(connection);
                     return;
                 }

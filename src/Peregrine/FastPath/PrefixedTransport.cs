@@ -20,8 +20,20 @@ internal sealed class PrefixedTransport(byte[] prefix, IDuplexPipe inner) : IDup
         private ReadOnlySequence<byte> _joined;
         private bool _innerRead;
 
+        // Set once what was offered has all been examined: only new bytes from the pipe can then
+        // move the reader on. Until then the prefix is offered with whatever the pipe holds now,
+        // without waiting for more (the prefix may be a whole head, with nothing after it yet).
+        private bool _waitForInner;
+
         public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
-            => _prefix is null ? inner.ReadAsync(cancellationToken) : ReadJoinedAsync(cancellationToken);
+        {
+            if (_prefix is null)
+            {
+                return inner.ReadAsync(cancellationToken);
+            }
+
+            return !_waitForInner && TryRead(out var result) ? new ValueTask<ReadResult>(result) : ReadJoinedAsync(cancellationToken);
+        }
 
         private async ValueTask<ReadResult> ReadJoinedAsync(CancellationToken cancellationToken)
         {
@@ -78,6 +90,7 @@ internal sealed class PrefixedTransport(byte[] prefix, IDuplexPipe inner) : IDup
                 inner.AdvanceTo(_innerBuffer.GetPosition(Math.Max(0, c - p)), _innerBuffer.GetPosition(Math.Max(0, e - p)));
             }
 
+            _waitForInner = e >= _joined.Length;
             _prefix = c >= p ? null : _prefix[(int)c..];
             _innerBuffer = default;
             _joined = default;

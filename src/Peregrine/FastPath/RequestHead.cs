@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Text;
+using Peregrine.Syntax;
 
 namespace Peregrine.FastPath;
 
@@ -68,10 +69,11 @@ internal ref struct RequestHead
     /// for the next CR, LF or NUL, each CR followed by its LF, the lines within
     /// <paramref name="limits"/>, up to the blank line. A head that is not complete yet has its
     /// complete lines checked too, so that one Kestrel would refuse now is handed off now
-    /// rather than waited on. <paramref name="length"/> is the head's length, blank line
-    /// included, when it is complete.
+    /// rather than waited on; but for a connection's <paramref name="first"/> head, one that
+    /// <see cref="KestrelFront"/> decides on whole is waited on. <paramref name="length"/> is the
+    /// head's length, blank line included, when it is complete.
     /// </summary>
-    public static HeadFraming Find(ReadOnlySpan<byte> buffer, in HeadLimits limits, out int length)
+    public static HeadFraming Find(ReadOnlySpan<byte> buffer, in HeadLimits limits, out int length, bool first = false)
     {
         length = 0;
         var end = LineEnd(buffer, limits.RequestLine, out var framing);
@@ -79,7 +81,7 @@ internal ref struct RequestHead
         {
             // end == 0: a blank line before the request. Kestrel skips those; the fast path
             // leaves them to it.
-            return end == 0 ? HeadFraming.HandOff : Unfinished(buffer, 0, framing);
+            return end == 0 ? HeadFraming.HandOff : Unfinished(buffer, 0, framing, first);
         }
 
         var at = end + 2;
@@ -90,7 +92,7 @@ internal ref struct RequestHead
             end = LineEnd(buffer[at..], budget, out framing);
             if (end < 0)
             {
-                return Unfinished(buffer, at, framing);
+                return Unfinished(buffer, at, framing, first);
             }
 
             at += end + 2;
@@ -134,8 +136,10 @@ internal ref struct RequestHead
     }
 
     /// <summary>An unfinished head waits for more only while its complete lines are ones the fast path answers.</summary>
-    private static HeadFraming Unfinished(ReadOnlySpan<byte> buffer, int complete, HeadFraming framing)
-        => framing == HeadFraming.Incomplete && !Parse(buffer[..complete], whole: false, out _) ? HeadFraming.HandOff : framing;
+    private static HeadFraming Unfinished(ReadOnlySpan<byte> buffer, int complete, HeadFraming framing, bool first)
+        => framing == HeadFraming.Incomplete && !Parse(buffer[..complete], whole: false, out _) && !(first && KestrelFront.NeedsWhole(buffer[..complete]))
+            ? HeadFraming.HandOff
+            : framing;
 
     /// <summary>
     /// Reads a head: one that ends with its blank line when <paramref name="whole"/>, otherwise
@@ -303,13 +307,20 @@ internal ref struct RequestHead
     }
 
     /// <summary>
-    /// RFC 9110 §7.2 as Kestrel checks it (HttpUtilities.IsHostHeaderValid): a host name, or an
-    /// IPv6 literal of at least <c>[::1]</c>, then an optional colon and at least one digit. Kestrel
-    /// refuses a port alone, an empty port and an unclosed bracket with a 400. An empty Host,
-    /// which it accepts, is handed off with anything else unusual.
+    /// RFC 9110 §7.2 as both RFC 3986 and Kestrel (HttpUtilities.IsHostHeaderValid) take it: a
+    /// host name, or an IPv6 literal of at least <c>[::1]</c>, then an optional colon and at least
+    /// one digit. Kestrel refuses a port alone, an empty port and an unclosed bracket with a 400;
+    /// it takes a literal of IPv6 characters that is not an address, which the pipeline refuses
+    /// (Syntax.RequestChecks). An empty Host, which it accepts, is handed off with anything else
+    /// unusual.
     /// </summary>
     private static bool IsPlainHost(ReadOnlySpan<byte> value)
     {
+        if (HostSyntax.Classify(value) != HostForm.Accepted)
+        {
+            return false;
+        }
+
         int port;
         if (value.StartsWith("["u8))
         {

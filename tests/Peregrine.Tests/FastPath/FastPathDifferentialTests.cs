@@ -272,7 +272,7 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
         return result.ToString();
     }
 
-    private static async Task<(byte[] Response, int ClientPort)> ExchangeWithPortAsync(PeregrineHost host, string request)
+    internal static async Task<(byte[] Response, int ClientPort)> ExchangeWithPortAsync(PeregrineHost host, string request)
     {
         using var client = new TcpClient();
         await client.ConnectAsync(host.Address.Host, host.Address.Port);

@@ -30,6 +30,10 @@ public sealed class RequestHeadTests
     [InlineData(Get + "\r", "Incomplete")]
     // A bare LF: Kestrel takes it as a line end and answers, so it is handed off as soon as seen.
     [InlineData("GET /index.html HTTP/1.1\nHost: x\n\n", "HandOff")]
+    // Unfinished, with a line that sends the head to Kestrel: handed off at once, unless the head
+    // is a connection's first and KestrelFront decides on it whole (see the _First test).
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [v7.abc]\r\n", "HandOff")]
+    [InlineData("CONNECT x:1 HTTP/1.1\r\n", "HandOff")]
     [InlineData("GET /index.html HTTP/1.1\n", "HandOff")]
     [InlineData(Get + "\n", "HandOff")]
     [InlineData(Get + "Accept: */*\n", "HandOff")]
@@ -63,6 +67,24 @@ public sealed class RequestHeadTests
 
         Assert.Equal(expected, framing.ToString());
         Assert.Equal(expected == nameof(HeadFraming.Complete) ? buffer.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 4 : 0, length);
+    }
+
+    [Theory]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [v7.abc]\r\n", "Incomplete")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: example.com:\r\n", "Incomplete")]
+    [InlineData("POST /index.html HTTP/1.1\r\nHost: example.com:\r\n", "Incomplete")]
+    [InlineData("POST /index.html HTTP/1.1\r\n", "HandOff")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n", "HandOff")]
+    [InlineData("CONNECT x:1 HTTP/1.1\r\n", "Incomplete")]
+    [InlineData("CONNECT x:1 HTTP/1.1\r\nHost: x\r\n", "Incomplete")]
+    [InlineData("CONNECT x:1 HTTP/1.1\r\nBad Line\r\n", "HandOff")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [v7.abc]\r\nX: a\u0001\r\n", "HandOff")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [ab..cd::ef98:0:7654:321]\r\n", "HandOff")]
+    public void Find_UnfinishedFirstHead_KestrelFrontDecidesWhole_IsWaitedOn(string buffer, string expected)
+    {
+        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(buffer), Limits(), out _, first: true);
+
+        Assert.Equal(expected, framing.ToString());
     }
 
     [Theory]
@@ -250,6 +272,15 @@ public sealed class RequestHeadTests
     [InlineData("GET /index.html HTTP/1.1\r\nHost: [::g]\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: [::1]x\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: [::1]:\r\n\r\n")]
+    // Host: one RFC 3986 refuses though Kestrel takes it (the pipeline's 400), or one RFC 3986
+    // takes though Kestrel refuses it (KestrelFront's).
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [ab..cd::ef98:0:7654:321]\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [1:2:3:4:5:6:7:8:9]\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [1::2::3]\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [::ffff:1.2.3.256]\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [v7.abc]\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: [::]\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: a*b\r\n\r\n")]
     // Fields that need the full stack, or a second copy of one the fast path reads.
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Range: \"a\"\r\n\r\n")]

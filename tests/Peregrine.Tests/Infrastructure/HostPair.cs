@@ -1,12 +1,13 @@
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Compression;
+using Peregrine.FastPath;
 
 namespace Peregrine.Tests.Infrastructure;
 
 /// <summary>
-/// A server with the fast path and one without, on the same tree with the same options and
-/// Kestrel settings, for tests that compare the two; a <see cref="HandOffRecorder"/> tells which
+/// A server with the fast path and one without (but for <see cref="KestrelFront"/>, which both
+/// run), on the same tree with the same options and Kestrel settings, for tests that compare the two; a <see cref="HandOffRecorder"/> tells which
 /// connections the fast path handed to Kestrel. Both have finished compressing when it starts,
 /// so that both offer the same representations.
 /// </summary>
@@ -42,7 +43,9 @@ public sealed class HostPair : IAsyncDisposable
 
         var recorder = new HandOffRecorder();
         var pair = new HostPair(
-            await PeregrineHost.StartAsync(root, Configure, kestrel: kestrel),
+            // The server without the fast path still has its look at each connection's first
+            // head (KestrelFront), as the standalone server has.
+            await PeregrineHost.StartAsync(root, Configure, kestrel: kestrel, listen: static l => l.UsePeregrineKestrelFront()),
             await PeregrineHost.StartAsync(root, Configure, fastPath: true, kestrel: kestrel, behindFastPath: recorder.Install),
             recorder);
         await pair.Plain.Services.GetRequiredService<Compressor>().WhenIdle();

@@ -14,7 +14,9 @@ internal sealed class FuzzTarget : IAsyncDisposable
     [
         new("defaults", 8 * 1024, 32 * 1024, 100, o => o.Headers["X-Content-Type-Options"] = "nosniff"),
         new("small-limits", 200, 400, 6, _ => { }),
-        new("options", 1024, 2048, 20, o =>
+
+        // As the standalone server sets Kestrel: an absolute-form target's authority replaces Host.
+        new("options", 1024, 2048, 20, HostOverride: true, Options: o =>
         {
             o.CorsOrigins = ["https://a.example", "https://b.example"];
             o.SpaFallback = "index.html";
@@ -69,6 +71,7 @@ internal sealed class FuzzTarget : IAsyncDisposable
             kestrel.Limits.MaxRequestLineSize = setup.MaxRequestLineSize;
             kestrel.Limits.MaxRequestHeadersTotalSize = setup.MaxRequestHeadersTotalSize;
             kestrel.Limits.MaxRequestHeaderCount = setup.MaxRequestHeaderCount;
+            kestrel.AllowHostHeaderOverride = setup.HostOverride;
         }
 
         return new FuzzTarget(setup, await HostPair.StartAsync(root, setup.Options, "/index.html", Limits));
@@ -80,4 +83,5 @@ internal sealed class FuzzTarget : IAsyncDisposable
 /// <param name="MaxRequestHeadersTotalSize">Likewise.</param>
 /// <param name="MaxRequestHeaderCount">Likewise.</param>
 /// <param name="Options">The options both servers get.</param>
-internal sealed record FuzzSetup(string Name, int MaxRequestLineSize, int MaxRequestHeadersTotalSize, int MaxRequestHeaderCount, Action<PeregrineOptions> Options);
+/// <param name="HostOverride">Kestrel's AllowHostHeaderOverride, for both.</param>
+internal sealed record FuzzSetup(string Name, int MaxRequestLineSize, int MaxRequestHeadersTotalSize, int MaxRequestHeaderCount, Action<PeregrineOptions> Options, bool HostOverride = false);

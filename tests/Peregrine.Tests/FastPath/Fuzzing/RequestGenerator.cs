@@ -4,7 +4,10 @@ namespace Peregrine.Tests.FastPath.Fuzzing;
 /// Requests as lists of lines (request line first, no line ends), and the mutations made on
 /// whole lines: duplicated, removed, re-cased or folded fields, white space moved about, odd
 /// targets and versions, blank lines before the request, and lengths just either side of the
-/// target's limits.
+/// target's limits. Hosts and targets include the forms RFC 9110/9112 decide on where Kestrel
+/// alone would not (Syntax.RequestChecks, FastPath.KestrelFront): IPv6 literals valid and not,
+/// IPvFuture, an empty port, characters a host may not have; absolute-form targets whose
+/// authority matches the Host or not; CONNECT in each of its forms.
 /// </summary>
 internal sealed class RequestGenerator(Random random, FuzzTarget target)
 {
@@ -13,9 +16,19 @@ internal sealed class RequestGenerator(Random random, FuzzTarget target)
 
     private static readonly string[] s_oddTargets =
         ["/%69ndex.html", "/./index.html", "/css/../index.html", "//index.html", "/index.html/", "*", "http://x/index.html", "/index.html#f",
-         "/index.html?a#b", "/INDEX.HTML", "/.hidden", "/index.html;x", "/%2e%2e/a.txt", "/~x", "/a.txt?", "/index.html?\"<>", "/img/a.png?" + new string('q', 40)];
+         "/index.html?a#b", "/INDEX.HTML", "/.hidden", "/index.html;x", "/%2e%2e/a.txt", "/~x", "/a.txt?", "/index.html?\"<>", "/img/a.png?" + new string('q', 40),
+         "/a/b%", "/a/b%1", "/a%zz.txt", "/a\u0001b", "/index.html\u007f", "/index.html?q=100%", "/index.html?a\u0002"];
 
     private static readonly string[] s_hosts = ["x", "localhost", "localhost:8080", "127.0.0.1:80", "[::1]:8080", "example.com"];
+
+    // Host forms RFC 3986 and Kestrel disagree on, or that only RFC 3986 refuses.
+    private static readonly string[] s_rareHosts =
+        ["[2001:db8::7]:8080", "[::ffff:192.0.2.1]", "[1:2:3:4:5:6:7:8]", "[::]", "example.com:", "[::1]:", "x:", "[v7.abc]", "[V1F.a:b+c]:80", "[v7.abc]:",
+         "a*b", "a+b,c;d=e", "a%41b", "a%41b:8080", "[ab..cd::ef98:0:7654:321]", "[1:2:3:4:5:6:7:8:9]", "[1::2::3]", "[::ffff:192.0.2.256]", "[12345::]",
+         "[v7.]", "[vg.a]", "[v7.a/b]", "a%4", "a%zz", "a/b", "a@b", "a_b!~", "caf\u00e9", "[::1]x", ":80", "x:80:80"];
+
+    // Authorities for absolute-form targets and CONNECT, matching one of the hosts above or not.
+    private static readonly string[] s_authorities = ["x", "example.com", "localhost:8080", "[::1]:8080", "example.com:", "[v7.abc]", "other.example:443", "127.0.0.1:80"];
 
     private readonly Random _random = random;
     private readonly FuzzTarget _target = target;
@@ -27,7 +40,7 @@ internal sealed class RequestGenerator(Random random, FuzzTarget target)
         var lines = new List<string> { $"{method} {Pick(s_paths)} {version}" };
         if (_random.Next(25) != 0)
         {
-            lines.Add("Host: " + Pick(s_hosts));
+            lines.Add("Host: " + (_random.Next(8) == 0 ? Pick(s_rareHosts) : Pick(s_hosts)));
         }
 
         for (var extra = _random.Next(6); extra > 0; extra--)
@@ -43,8 +56,12 @@ internal sealed class RequestGenerator(Random random, FuzzTarget target)
     {
         var fields = request.Count - 1;
         var field = 1 + _random.Next(Math.Max(1, fields));
-        switch (_random.Next(10))
+        switch (_random.Next(12))
         {
+            case 10:
+                return AbsoluteForm(request);
+            case 11:
+                return Connect(request);
             case 0 when fields > 0:
                 request.Insert(1 + _random.Next(fields + 1), request[field]);
                 return $"duplicated line {field}";
@@ -91,7 +108,7 @@ internal sealed class RequestGenerator(Random random, FuzzTarget target)
         7 => "Cache-Control: no-cache",
         8 => "Content-Length: " + Pick(["0", "0", "00", " 0", "1"]),
         9 => Pick(["Range: bytes=0-9", "If-Range: " + _target.Pair.ETag, "If-Match: *", "Transfer-Encoding: chunked", "Expect: 100-continue", "Upgrade: websocket"]),
-        10 => "Host: " + Pick([.. s_hosts, "", "x:", ":80", "[::1", "a b", "x:8o"]),
+        10 => "Host: " + Pick([.. s_hosts, .. s_rareHosts, "", "x:", ":80", "[::1", "a b", "x:8o"]),
         11 or 12 => "Accept-Encoding: " + Pick(["br, gzip", "gzip, deflate, br, zstd"]),
         13 => "If-None-Match: " + _target.Pair.ETag,
         14 or 15 => "Accept: " + Pick(["*/*", "text/css,*/*;q=0.1", "image/avif,image/webp,*/*"]),
@@ -100,6 +117,34 @@ internal sealed class RequestGenerator(Random random, FuzzTarget target)
         18 => "Referer: http://x/index.html",
         _ => $"X-Fuzz-{_random.Next(100)}: {new string('v', _random.Next(30))}",
     };
+
+    /// <summary>The target in absolute-form, with the authority of the request's Host (when it has one) or another.</summary>
+    private string AbsoluteForm(List<string> request)
+    {
+        var host = request.Skip(1).FirstOrDefault(l => l.StartsWith("Host:", StringComparison.OrdinalIgnoreCase))?[5..].Trim();
+        var authority = host is not null && _random.Next(2) == 0 ? host : Pick(s_authorities);
+        var scheme = _random.Next(4) == 0 ? "https" : "http";
+        var path = Pick([.. s_paths, "", "/a/b%", "/index.html#f", "?q"]);
+        request[0] = ReplacePart(request[0], 1, $"{scheme}://{authority}{path}");
+        return $"absolute-form target, authority {(authority == host ? "the Host's" : authority)}";
+    }
+
+    /// <summary>CONNECT with an authority-form target (its Host the same or not), or with a target of another form.</summary>
+    private string Connect(List<string> request)
+    {
+        var target = Pick([.. s_authorities, "/", "/index.html", "*", "host", "http://x/", ":443", "[::1]", "a b:1"]);
+        request[0] = $"CONNECT {target} " + Pick(["HTTP/1.1", "HTTP/1.1", "HTTP/1.0"]);
+        if (_random.Next(2) == 0)
+        {
+            var host = request.FindIndex(1, l => l.StartsWith("Host:", StringComparison.OrdinalIgnoreCase));
+            if (host > 0)
+            {
+                request[host] = "Host: " + target;
+            }
+        }
+
+        return $"CONNECT {target}";
+    }
 
     private string MoveWhiteSpace(List<string> request, int field)
     {
