@@ -195,6 +195,7 @@ internal static class ServerHost
         // standard error; with the access log on standard output, everything does, so that
         // standard output holds access log lines only.
         logging.AddSimpleConsole(console => console.SingleLine = true);
+        ReportedStartupFailure.Install(logging);
 
         // The console prints no scopes; capturing them costs every connection Kestrel's
         // connection scope, kept for its whole life (bench/RESULTS.md, "Footprint").
