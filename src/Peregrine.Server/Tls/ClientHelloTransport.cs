@@ -24,9 +24,13 @@ namespace Peregrine.Server.Tls;
 /// The connections themselves are Kestrel's (<see cref="SocketConnectionContextFactory"/>), with
 /// the socket transport's default options and a pool of 32 KiB blocks
 /// (<see cref="LargeBlockMemoryPool"/>). Endpoints other than IP addresses go to Kestrel's own
-/// transport.
+/// transport. On the HTTPS port (<paramref name="httpsPort"/>), a connection that starts with
+/// plain HTTP is answered with 400 (see <see cref="ClientHelloListener"/>); on any other, such as
+/// <c>--redirect-http</c>'s cleartext port, it is handed on as ever.
 /// </remarks>
-internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers) : IConnectionListenerFactory, IConnectionListenerFactorySelector
+/// <param name="loggers">For Kestrel's transport category.</param>
+/// <param name="httpsPort">The port as configured (0 for one picked at bind) whose listener answers plain HTTP with 400; null for none.</param>
+internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? httpsPort = null) : IConnectionListenerFactory, IConnectionListenerFactorySelector
 {
     /// <summary>
     /// Whether this runtime's socket transport lets its connections be given a memory pool
@@ -92,7 +96,8 @@ internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers) : ICon
         }
 
         var logger = loggers.CreateLogger("Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets");
-        return new ValueTask<IConnectionListener>(new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout));
+        var answersPlainHttp = ((IPEndPoint)endpoint).Port == httpsPort;
+        return new ValueTask<IConnectionListener>(new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout, answersPlainHttp));
     }
 }
 
@@ -132,6 +137,7 @@ internal sealed class ClientHelloListener : IConnectionListener
     private readonly SocketConnectionContextFactory _inline;
     private readonly SocketConnectionContextFactory _queued;
     private readonly TimeSpan _peekTimeout;
+    private readonly bool _answersPlainHttp;
     private readonly Channel<ConnectionContext> _ready = Channel.CreateUnbounded<ConnectionContext>(new UnboundedChannelOptions { SingleWriter = false });
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _accepting;
@@ -139,10 +145,12 @@ internal sealed class ClientHelloListener : IConnectionListener
     private long _http2;
     private long _other;
 
-    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout)
+    /// <param name="answersPlainHttp">Whether a connection whose first byte is a letter (plain HTTP on this TLS port) gets 400 here rather than being handed on.</param>
+    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout, bool answersPlainHttp = false)
     {
         _socket = socket;
         _peekTimeout = peekTimeout;
+        _answersPlainHttp = answersPlainHttp;
         EndPoint = socket.LocalEndPoint!;
         _inline = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: true, pools), logger);
         _queued = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: false, pools), logger);
@@ -226,7 +234,7 @@ internal sealed class ClientHelloListener : IConnectionListener
                 {
                     // A TLS record starts with its type (22 for a handshake); an HTTP request
                     // with its method, in letters (RFC 9112 §3): http:// to the HTTPS port.
-                    plainHttp = offer == ClientOffer.Unknown && peeked > 0 && char.IsAsciiLetter((char)buffer[0]);
+                    plainHttp = _answersPlainHttp && offer == ClientOffer.Unknown && peeked > 0 && char.IsAsciiLetter((char)buffer[0]);
                     break;
                 }
 

@@ -52,6 +52,22 @@ public sealed class PlainHttpOnTlsPortTests : IDisposable
     }
 
     [Fact]
+    public async Task WithRedirectHttp_TheHttpsPortAnswers400_AndTheRedirectPortStill308()
+    {
+        int httpsPort = RunningServer.FreePort(), httpPort = RunningServer.FreePort();
+        await using var server = await RunningServer.StartAsIsAsync(
+            Path.Combine(_tree.Root, "site"), "--tls-cert", _certificate.CertPath, "--tls-key", _certificate.KeyPath,
+            "-p", httpsPort.ToString(), "--redirect-http", httpPort.ToString(), "-q");
+
+        var tls = await SendAsync(new Uri($"http://127.0.0.1:{httpsPort}"), "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        var redirect = await SendAsync(new Uri($"http://127.0.0.1:{httpPort}"), "GET /a?b HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+
+        Assert.StartsWith("HTTP/1.1 400 Bad Request\r\n", tls);
+        Assert.StartsWith("HTTP/1.1 308 Permanent Redirect\r\n", redirect);
+        Assert.Contains($"\r\nLocation: https://localhost:{httpsPort}/a?b\r\n", redirect);
+    }
+
+    [Fact]
     public async Task Https_OnTheSamePort_IsServedAsEver()
     {
         await using var server = await RunningServer.StartAsync(Path.Combine(_tree.Root, "site"), "--tls-cert", _certificate.CertPath, "--tls-key", _certificate.KeyPath);
