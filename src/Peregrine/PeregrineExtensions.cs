@@ -87,9 +87,18 @@ public static class PeregrineExtensions
     {
         ArgumentNullException.ThrowIfNull(app);
         var middleware = CreateMiddleware(app.ApplicationServices, name, name.Length == 0 ? "app.UsePeregrine()" : $"app.UsePeregrine(\"{name}\")", out var options);
-        app.ApplicationServices.GetRequiredService<PeregrineInstances>().AddMount(new Mount(name, options.RequestPath.Value ?? "", IsEndpoint: false));
+        app.ApplicationServices.GetRequiredService<PeregrineInstances>().AddMount(new Mount(name, options.RequestPath.Value ?? "", IsEndpoint: false, IsBranch(app)));
         return app.Use(middleware);
     }
+
+    /// <summary>
+    /// Whether <paramref name="app"/> is a branch of the pipeline rather than its root. ASP.NET
+    /// Core's <c>ApplicationBuilder</c> keeps a root's properties in a <c>Dictionary</c>, and a
+    /// branch's (made by <c>New()</c>, as <c>Map</c>, <c>MapWhen</c> and <c>UseWhen</c> do) in a
+    /// copy-on-write view of its parent's; nothing public says which. Any other builder counts as
+    /// a branch, so that at worst the fast path hands on what it could have answered.
+    /// </summary>
+    private static bool IsBranch(IApplicationBuilder app) => app.Properties is not Dictionary<string, object?>;
 
     /// <summary>
     /// The middleware of one instance, with its compressor made first so that it follows every

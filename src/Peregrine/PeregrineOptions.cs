@@ -136,6 +136,13 @@ public sealed class PeregrineOptions
     public string? NotFoundPage { get; set; }
 
     /// <summary>
+    /// When the root has no <see cref="NotFoundPage"/> file, send a small built-in HTML page in
+    /// its place, so that a browser shows the site's 404 rather than its own error page for an
+    /// empty one. Set by the standalone server; an application keeps its 404s as they are.
+    /// </summary>
+    internal bool BuiltInNotFoundPage { get; set; }
+
+    /// <summary>
     /// Clean URLs: <c>/about</c> serves <c>about.html</c> when nothing named <c>about</c>
     /// exists, and <c>/about.html</c> redirects there with 308 (query kept); a folder's default
     /// document (<c>/docs/index.html</c>) redirects to the folder (<c>/docs/</c>). Decided when

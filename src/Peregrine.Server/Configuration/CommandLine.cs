@@ -10,6 +10,13 @@ internal sealed class CommandLine
 
     public bool ShowVersion { get; private set; }
 
+    /// <summary>
+    /// The option with an optional value (<c>--spa</c>) given bare just before ROOT, if it was:
+    /// <c>--spa index.html</c> serves a folder named index.html, and when there is none the error
+    /// says <c>--spa=index.html</c> was probably meant.
+    /// </summary>
+    public string? RootAfterOptionalFlag { get; private set; }
+
     /// <summary>The <c>--config</c> file, if given.</summary>
     public SettingValue? ConfigFile { get; private set; }
 
@@ -55,6 +62,7 @@ internal sealed class CommandLine
                 }
 
                 Add(OptionTable.Root, [arg], replace: true);
+                result.RootAfterOptionalFlag = afterOptional;
                 continue;
             }
 
@@ -91,7 +99,9 @@ internal sealed class CommandLine
             var option = Find(arg);
             if (option is null)
             {
-                errors.Add($"{arg} (command line): unknown option (see --help).");
+                errors.Add(Closest(arg) is { } meant
+                    ? $"{arg} (command line): unknown option; did you mean {meant}? (see --help)"
+                    : $"{arg} (command line): unknown option (see --help).");
                 continue;
             }
 
@@ -159,6 +169,47 @@ internal sealed class CommandLine
         }
 
         return null;
+    }
+
+    /// <summary>The flag a mistyped one was most likely meant to be: at most two edits away (<c>--prot</c>, <c>--no-watched</c>), or none.</summary>
+    private static string? Closest(string flag)
+    {
+        string? best = null;
+        var bestDistance = 3;
+        foreach (var known in OptionTable.All.Where(o => !o.IsPositional).Select(o => o.Flag).Append(OptionTable.ConfigFlag).Append("--help").Append("--version"))
+        {
+            var distance = EditDistance(flag, known);
+            if (distance < bestDistance)
+            {
+                (best, bestDistance) = (known, distance);
+            }
+        }
+
+        return best;
+    }
+
+    /// <summary>Levenshtein distance: insertions, deletions and substitutions.</summary>
+    private static int EditDistance(string a, string b)
+    {
+        var previous = new int[b.Length + 1];
+        var current = new int[b.Length + 1];
+        for (var j = 0; j <= b.Length; j++)
+        {
+            previous[j] = j;
+        }
+
+        for (var i = 1; i <= a.Length; i++)
+        {
+            current[0] = i;
+            for (var j = 1; j <= b.Length; j++)
+            {
+                current[j] = Math.Min(Math.Min(current[j - 1], previous[j]) + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1));
+            }
+
+            (previous, current) = (current, previous);
+        }
+
+        return previous[b.Length];
     }
 
     private static string? TakeValue(string[] args, ref int i, string? inline, string flag, List<string> errors)

@@ -25,7 +25,7 @@ internal static class OptionTable
         ValueParsers.SpaFile, static (s, file) => s.Spa = file);
 
     public static readonly OptionSpec NotFound = Value<string>("404", "FILE",
-        "The page sent with a 404 for a navigation that matches no file (default 404.html, when the root has one).",
+        "The page sent with a 404 for a navigation that matches no file (default 404.html, when the root has one; otherwise a small built-in page).",
         ValueParsers.RootFile, static (s, file) => s.NotFoundPage = file);
 
     public static readonly OptionSpec CleanUrls = Switch("cleanUrls", static (s, on) => s.CleanUrls = on,

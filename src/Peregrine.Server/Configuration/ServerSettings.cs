@@ -113,6 +113,7 @@ internal sealed class ServerSettings : IDisposable
         options.Root = Root;
         options.SpaFallback = Spa;
         options.NotFoundPage = NotFoundPage;
+        options.BuiltInNotFoundPage = true;
         options.CleanUrls = CleanUrls;
         options.DirectoryListing = Listing;
         if (Index is not null)
@@ -139,6 +140,12 @@ internal sealed class ServerSettings : IDisposable
         if (CopyLimit is { } copyLimit)
         {
             options.Watch.MaxCopiedFileSize = copyLimit;
+        }
+
+        if (Authenticator is not null)
+        {
+            // Every file then answers a request with credentials: no shared cache may keep it.
+            Auth.PrivateCaching.Apply(options);
         }
     }
 

@@ -50,7 +50,12 @@ internal static class SettingsLoader
         // named in a source that another overrides is neither looked for nor created.
         if (PeregrineOptionsValidator.RootProblem(settings.Root) is { } rootProblem)
         {
-            errors.Add($"{settings.Describe(OptionTable.Root)}: {rootProblem}");
+            // "--spa index.html": the word after a bare optional-value flag was taken for ROOT
+            // (from the command line, which no other source overrides).
+            var meant = commandLine.RootAfterOptionalFlag is { } flag
+                ? $" Did you mean {flag}={settings.Root}? ({flag} takes its value after '='; a separate word is ROOT.)"
+                : "";
+            errors.Add($"{settings.Describe(OptionTable.Root)}: {rootProblem}{meant}");
         }
 
         if (settings.Quiet && settings.Verbose)

@@ -50,7 +50,9 @@ internal static class ServerHost
             // Over TLS the same holds for HTTP/1.1, while HTTP/2 is faster with Kestrel's default
             // scheduling: the choice is made per connection, from the protocols its ClientHello
             // offers (bench/RESULTS.md, "HTTPS: scheduling chosen per connection").
-            builder.Services.AddSingleton<IConnectionListenerFactory, ClientHelloTransportFactory>();
+            // Plain HTTP to the HTTPS port gets 400 there; the redirect port's is its business.
+            int? httpsPort = settings.RedirectHttp == settings.Port ? null : settings.Port;
+            builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(services.GetRequiredService<ILoggerFactory>(), httpsPort));
         }
 
         builder.WebHost.ConfigureKestrel(kestrel =>
@@ -210,6 +212,7 @@ internal static class ServerHost
         // standard error; with the access log on standard output, everything does, so that
         // standard output holds access log lines only.
         logging.AddSimpleConsole(console => console.SingleLine = true);
+        ReportedStartupFailure.Install(logging);
 
         // The console prints no scopes; capturing them costs every connection Kestrel's
         // connection scope, kept for its whole life (bench/RESULTS.md, "Footprint").

@@ -24,9 +24,13 @@ namespace Peregrine.Server.Tls;
 /// The connections themselves are Kestrel's (<see cref="SocketConnectionContextFactory"/>), with
 /// the socket transport's default options and a pool of 32 KiB blocks
 /// (<see cref="LargeBlockMemoryPool"/>). Endpoints other than IP addresses go to Kestrel's own
-/// transport.
+/// transport. On the HTTPS port (<paramref name="httpsPort"/>), a connection that starts with
+/// plain HTTP is answered with 400 (see <see cref="ClientHelloListener"/>); on any other, such as
+/// <c>--redirect-http</c>'s cleartext port, it is handed on as ever.
 /// </remarks>
-internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers) : IConnectionListenerFactory, IConnectionListenerFactorySelector
+/// <param name="loggers">For Kestrel's transport category.</param>
+/// <param name="httpsPort">The port as configured (0 for one picked at bind) whose listener answers plain HTTP with 400; null for none.</param>
+internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? httpsPort = null) : IConnectionListenerFactory, IConnectionListenerFactorySelector
 {
     /// <summary>
     /// Whether this runtime's socket transport lets its connections be given a memory pool
@@ -92,7 +96,8 @@ internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers) : ICon
         }
 
         var logger = loggers.CreateLogger("Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets");
-        return new ValueTask<IConnectionListener>(new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout));
+        var answersPlainHttp = ((IPEndPoint)endpoint).Port == httpsPort;
+        return new ValueTask<IConnectionListener>(new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout, answersPlainHttp));
     }
 }
 
@@ -117,10 +122,22 @@ internal sealed class ClientHelloListener : IConnectionListener
     // The ClientHello arrived in part: look again after this long.
     private static readonly TimeSpan s_partialRetry = TimeSpan.FromMilliseconds(5);
 
+    // How long a connection that spoke plain HTTP is kept, to send its 400 and let the client
+    // close first; and how many of its bytes are read meanwhile, at most.
+    private static readonly TimeSpan s_plainHttpLinger = TimeSpan.FromSeconds(1);
+    private const int PlainHttpReadLimit = 64 * 1024;
+
+    // nginx's words for the same mistake, which people search for. Closed after it: the rest of
+    // what the client sent is not HTTP this server will read.
+    private static readonly byte[] s_plainHttpBody = "400 Bad Request: The plain HTTP request was sent to HTTPS port. Use an https:// address.\n"u8.ToArray();
+    private static readonly byte[] s_plainHttpHead = System.Text.Encoding.ASCII.GetBytes(
+        $"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {s_plainHttpBody.Length}\r\nConnection: close\r\nDate: ");
+
     private readonly Socket _socket;
     private readonly SocketConnectionContextFactory _inline;
     private readonly SocketConnectionContextFactory _queued;
     private readonly TimeSpan _peekTimeout;
+    private readonly bool _answersPlainHttp;
     private readonly Channel<ConnectionContext> _ready = Channel.CreateUnbounded<ConnectionContext>(new UnboundedChannelOptions { SingleWriter = false });
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _accepting;
@@ -128,10 +145,12 @@ internal sealed class ClientHelloListener : IConnectionListener
     private long _http2;
     private long _other;
 
-    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout)
+    /// <param name="answersPlainHttp">Whether a connection whose first byte is a letter (plain HTTP on this TLS port) gets 400 here rather than being handed on.</param>
+    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout, bool answersPlainHttp = false)
     {
         _socket = socket;
         _peekTimeout = peekTimeout;
+        _answersPlainHttp = answersPlainHttp;
         EndPoint = socket.LocalEndPoint!;
         _inline = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: true, pools), logger);
         _queued = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: false, pools), logger);
@@ -201,6 +220,7 @@ internal sealed class ClientHelloListener : IConnectionListener
     private async Task SortAsync(Socket accepted)
     {
         var offer = ClientOffer.Unknown;
+        var plainHttp = false;
         var buffer = ArrayPool<byte>.Shared.Rent(PeekBytes);
         try
         {
@@ -212,6 +232,9 @@ internal sealed class ClientHelloListener : IConnectionListener
                 offer = peeked == 0 ? ClientOffer.Unknown : ClientHello.Read(buffer.AsSpan(0, peeked));
                 if (offer != ClientOffer.Incomplete || peeked == PeekBytes)
                 {
+                    // A TLS record starts with its type (22 for a handshake); an HTTP request
+                    // with its method, in letters (RFC 9112 §3): http:// to the HTTPS port.
+                    plainHttp = _answersPlainHttp && offer == ClientOffer.Unknown && peeked > 0 && char.IsAsciiLetter((char)buffer[0]);
                     break;
                 }
 
@@ -233,7 +256,65 @@ internal sealed class ClientHelloListener : IConnectionListener
             Interlocked.Decrement(ref _waiting);
         }
 
+        if (plainHttp)
+        {
+            await AnswerPlainHttpAsync(accepted);
+            return;
+        }
+
         HandOn(accepted, offer);
+    }
+
+    /// <summary>
+    /// Answers a cleartext HTTP request on the TLS port with 400 and a line saying so, as nginx
+    /// does, rather than the TLS handshake's silent close, which a browser shows as an empty
+    /// reply. Kestrel never sees the connection.
+    /// </summary>
+    private async Task AnswerPlainHttpAsync(Socket socket)
+    {
+        var buffer = ArrayPool<byte>.Shared.Rent(PeekBytes);
+        try
+        {
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
+            timeout.CancelAfter(s_plainHttpLinger);
+
+            // What the client sent is read first, and after the answer until it closes (nginx's
+            // lingering close): a socket closed with unread bytes sends RST, which can make the
+            // client drop the answer before reading it. Bounded in time and bytes.
+            var read = 0;
+            while (socket.Available > 0 && read < PlainHttpReadLimit)
+            {
+                read += await socket.ReceiveAsync(buffer.AsMemory(0, PeekBytes), SocketFlags.None, timeout.Token);
+            }
+
+            var length = s_plainHttpHead.Length;
+            s_plainHttpHead.CopyTo(buffer, 0);
+            length += System.Text.Encoding.ASCII.GetBytes(DateTime.UtcNow.ToString("r", System.Globalization.CultureInfo.InvariantCulture), buffer.AsSpan(length));
+            "\r\n\r\n"u8.CopyTo(buffer.AsSpan(length));
+            length += 4;
+            s_plainHttpBody.CopyTo(buffer.AsSpan(length));
+            length += s_plainHttpBody.Length;
+            await socket.SendAsync(buffer.AsMemory(0, length), SocketFlags.None, timeout.Token);
+            socket.Shutdown(SocketShutdown.Send);
+
+            while (read < PlainHttpReadLimit && await socket.ReceiveAsync(buffer.AsMemory(0, PeekBytes), SocketFlags.None, timeout.Token) is > 0 and var more)
+            {
+                read += more;
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // The client kept the connection open past the linger, or the server is stopping.
+        }
+        catch (SocketException)
+        {
+            // The client went away first.
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+            socket.Dispose();
+        }
     }
 
     private void HandOn(Socket accepted, ClientOffer offer)

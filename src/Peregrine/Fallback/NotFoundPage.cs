@@ -20,11 +20,20 @@ namespace Peregrine.Fallback;
 /// or a 206, or keep it as if it were the missing resource's content. <c>Cache-Control:
 /// no-cache</c>, so that a page published later at this address is seen at once. Configured
 /// headers (a Content-Security-Policy, say) and CORS apply as to any file; the Content-Encoding
-/// is negotiated as for any file.
+/// is negotiated as for any file. Where the root has no such file and
+/// <see cref="PeregrineOptions.BuiltInNotFoundPage"/> is set (the standalone server), a small
+/// page made once here goes in its place, with the same fields and no Content-Encoding.
 /// </remarks>
 internal sealed class NotFoundPage
 {
     private static readonly StringValues s_noCache = "no-cache";
+    private static readonly StringValues s_htmlType = "text/html; charset=utf-8";
+
+    // No script, style or external resource: it renders the same under any Content-Security-Policy
+    // the site configures. The path is not echoed, so nothing in the request reaches the page.
+    private static readonly byte[] s_builtIn = System.Text.Encoding.UTF8.GetBytes(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        + "<title>404 Not Found</title></head>\n<body>\n<h1>404 Not Found</h1>\n<p>There is no page at this address.</p>\n</body>\n</html>\n");
 
     // A page too large for memory is read whole per request, up to this, and sent; beyond it
     // the 404 stays empty. A 404 page is a few kilobytes.
@@ -34,6 +43,7 @@ internal sealed class NotFoundPage
     private readonly FileCatalog _catalog;
     private readonly ConfiguredHeaders _headers;
     private readonly PeregrineMetrics _metrics;
+    private readonly bool _builtIn;
 
     public NotFoundPage(string file, FileCatalog catalog, PeregrineMetrics metrics)
     {
@@ -41,19 +51,38 @@ internal sealed class NotFoundPage
         _catalog = catalog;
         _headers = catalog.Headers;
         _metrics = metrics;
+        _builtIn = catalog.Options.BuiltInNotFoundPage;
     }
+
+    /// <summary>The page sent when the root has none and the built-in one is on.</summary>
+    internal static ReadOnlyMemory<byte> BuiltIn => s_builtIn;
 
     public async Task AfterNextAsync(HttpContext context, RequestDelegate next)
     {
         await next(context);
         var response = context.Response;
-        if (response.StatusCode != StatusCodes.Status404NotFound || response.HasStarted
-            || _catalog.Current is not { } snapshot || !snapshot.TryFindFile(_path, out var page) || !page.IsFile)
+        if (response.StatusCode != StatusCodes.Status404NotFound || response.HasStarted || _catalog.Current is not { } snapshot)
         {
             return;
         }
 
         var request = context.Request;
+        if (!snapshot.TryFindFile(_path, out var page) || !page.IsFile)
+        {
+            if (_builtIn)
+            {
+                WriteFields(request, response, s_htmlType, StringValues.Empty, _headers.Vary, s_builtIn.Length);
+                var isHeadRequest = HttpMethods.IsHead(request.Method);
+                _metrics.Served(StatusCodes.Status404NotFound, isHeadRequest ? 0 : s_builtIn.Length, fromMemory: true, 0);
+                if (!isHeadRequest)
+                {
+                    await BodySender.WriteAsync(response, s_builtIn);
+                }
+            }
+
+            return;
+        }
+
         var representation = RepresentationSelector.Select(page, request.Headers.AcceptEncoding);
         var content = representation.Content;
         if (content is null)
@@ -70,10 +99,23 @@ internal sealed class NotFoundPage
             }
         }
 
+        WriteFields(request, response, page.ContentType, representation.ContentEncoding, _headers.VaryFor(page), content.Length);
+        var isHead = HttpMethods.IsHead(request.Method);
+        _metrics.Served(StatusCodes.Status404NotFound, isHead ? 0 : content.Length, fromMemory: representation.Content is not null,
+            ReferenceEquals(representation, page.Identity) ? 0 : page.Identity.Length - representation.Length);
+        if (!isHead)
+        {
+            await BodySender.WriteAsync(response, content);
+        }
+    }
+
+    /// <summary>The fields of either page: its type and coding, no-cache, then the configured headers and CORS, as for a file.</summary>
+    private void WriteFields(HttpRequest request, HttpResponse response, StringValues contentType, StringValues contentEncoding, StringValues vary, long length)
+    {
         var headers = response.Headers;
-        headers.ContentType = page.ContentType;
-        headers.ContentEncoding = representation.ContentEncoding;
-        headers.Vary = _headers.VaryFor(page);
+        headers.ContentType = contentType;
+        headers.ContentEncoding = contentEncoding;
+        headers.Vary = vary;
         headers.CacheControl = s_noCache;
         foreach (var (name, value) in _headers.Extra)
         {
@@ -85,13 +127,6 @@ internal sealed class NotFoundPage
             _headers.Cors.AddResponseHeaders(request, headers);
         }
 
-        response.ContentLength = content.Length;
-        var isHead = HttpMethods.IsHead(request.Method);
-        _metrics.Served(StatusCodes.Status404NotFound, isHead ? 0 : content.Length, fromMemory: representation.Content is not null,
-            ReferenceEquals(representation, page.Identity) ? 0 : page.Identity.Length - representation.Length);
-        if (!isHead)
-        {
-            await BodySender.WriteAsync(response, content);
-        }
+        response.ContentLength = length;
     }
 }

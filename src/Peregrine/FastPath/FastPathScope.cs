@@ -10,7 +10,10 @@ namespace Peregrine.FastPath;
 /// Paths under any other mount (another instance's <c>RequestPath</c>, or the literal start of
 /// a <c>MapPeregrine</c> pattern, whose endpoint may carry authorization, CORS or rate limiting)
 /// are handed on; and if another instance also answers at the site root, the pipeline's order
-/// decides which answers first, so the fast path answers nothing.
+/// decides which answers first, so the fast path answers nothing. Nor does it when any instance
+/// is used on a branch of the pipeline (<c>app.Map("/static", b => b.UsePeregrine())</c>): the
+/// branch's path and predicate are not known to the instance, and the middleware there serves
+/// <c>/static/x</c> from the root's <c>x</c> while <c>/x</c> goes elsewhere.
 /// </summary>
 /// <param name="Serves">Whether the fast path answers any request.</param>
 /// <param name="HandOffPrefixes">Paths (and everything under them) always handed to the pipeline.</param>
@@ -32,6 +35,11 @@ internal readonly record struct FastPathScope(bool Serves, string[] HandOffPrefi
         var prefixes = new List<string>();
         foreach (var mount in instances.Mounts())
         {
+            if (mount.InBranch)
+            {
+                return None;
+            }
+
             if (mount.Name.Length == 0 && !mount.IsEndpoint && mount.Prefix.Length == 0)
             {
                 served = true;

@@ -166,4 +166,9 @@ internal sealed class PeregrineInstances
 /// <param name="Name">The instance; empty for the unnamed one.</param>
 /// <param name="Prefix">The path it answers under: a <c>RequestPath</c>, or the literal start of an endpoint's pattern; empty for the site root.</param>
 /// <param name="IsEndpoint">Mounted with <c>MapPeregrine</c> (endpoint metadata, such as authorization, applies) rather than <c>UsePeregrine</c>.</param>
-internal readonly record struct Mount(string Name, string Prefix, bool IsEndpoint);
+/// <param name="InBranch">
+/// <c>UsePeregrine</c> called on a branch of the pipeline (<c>app.Map("/static", ...)</c>,
+/// <c>MapWhen</c>, <c>UseWhen</c>), which answers only the requests its predicate sends it, under
+/// a <c>PathBase</c> the instance never learns.
+/// </param>
+internal readonly record struct Mount(string Name, string Prefix, bool IsEndpoint, bool InBranch = false);

@@ -219,6 +219,78 @@ public sealed class CommandLineTests
         Assert.All(Usage.Text.Split('\n'), line => Assert.True(line.Length <= 90, line));
     }
 
+    [Fact]
+    public void Help_ListsEachOptionInExactlyOneGroup_UnderItsHeading()
+    {
+        var grouped = Usage.Groups.SelectMany(g => g.Options).ToList();
+        Assert.Equal(grouped.Count, grouped.Distinct().Count());
+        Assert.Equal(OptionTable.All.Append(OptionTable.Config).OrderBy(o => o.Key), grouped.OrderBy(o => o.Key));
+
+        var lines = Usage.Text.Split('\n');
+        foreach (var (title, options) in Usage.Groups)
+        {
+            var heading = Array.IndexOf(lines, title + ":");
+            Assert.True(heading > 0, title);
+            var next = Array.FindIndex(lines, heading + 1, line => line.Length > 0 && line[0] != ' ');
+            var section = string.Join("\n", lines[heading..(next < 0 ? lines.Length : next)]);
+            Assert.All(options, option => Assert.Contains("  " + option.Synopsis + " ", section));
+        }
+    }
+
+    [Fact]
+    public void Help_EndsWithExamples_EachARunnableCommandLine()
+    {
+        var examples = Usage.Text[Usage.Text.IndexOf("\nExamples:\n", StringComparison.Ordinal)..].Split('\n')
+            .Where(line => line.StartsWith("  ", StringComparison.Ordinal) && !line.StartsWith("      ", StringComparison.Ordinal))
+            .Select(line => line.Trim())
+            .ToList();
+
+        Assert.True(examples.Count >= 3);
+        Assert.All(examples, example => Assert.Contains("peregrine", example));
+
+        // Every flag an example uses is one the server knows.
+        var flags = OptionTable.All.Where(o => !o.IsPositional).SelectMany(o => new[] { o.Flag, o.ShortFlag }).ToHashSet();
+        foreach (var word in examples.SelectMany(e => e.Split(' ')).Where(w => w.StartsWith('-')))
+        {
+            Assert.Contains(word.Split('=')[0], flags);
+        }
+    }
+
+    [Theory]
+    [InlineData("--spa", "no-such-shell.html")]
+    [InlineData("--access-log", "/no/such/folder/access.log")]
+    public void OptionalValueGivenAsTheNextWord_IsTakenForRoot_AndTheErrorSuggestsTheEqualsForm(string flag, string word)
+    {
+        var loaded = SettingsLoader.Load([flag, word], s_noEnvironment);
+
+        Assert.Equal(
+            $"ROOT (command line): '{word}' does not exist or is not a folder. Did you mean {flag}={word}? ({flag} takes its value after '='; a separate word is ROOT.)",
+            Assert.Single(loaded.Errors));
+    }
+
+    [Fact]
+    public void MissingRoot_NotAfterAnOptionalFlag_SuggestsNothing()
+    {
+        var loaded = SettingsLoader.Load(["--listing", "/no/such/folder"], s_noEnvironment);
+
+        Assert.Equal("ROOT (command line): '/no/such/folder' does not exist or is not a folder.", Assert.Single(loaded.Errors));
+    }
+
+    [Theory]
+    [InlineData("--prot", "--port")]
+    [InlineData("--no-watches", "--no-watch")]
+    [InlineData("--clean-url", "--clean-urls")]
+    [InlineData("--tls-certificate", null)]
+    [InlineData("--frobnicate", null)]
+    public void UnknownOption_SuggestsTheFlagItIsTwoEditsFrom(string given, string? meant)
+    {
+        var error = Assert.Single(SettingsLoader.Load([given], s_noEnvironment).Errors);
+
+        Assert.Equal(
+            meant is null ? $"{given} (command line): unknown option (see --help)." : $"{given} (command line): unknown option; did you mean {meant}? (see --help)",
+            error);
+    }
+
     [Theory]
     [InlineData("tlsCert", "--tls-cert", "PEREGRINE_TLS_CERT")]
     [InlineData("noWatch", "--no-watch", "PEREGRINE_NO_WATCH")]
