@@ -165,8 +165,8 @@ public sealed class PeregrineOptions
     public Action<PeregrineResponseContext>? OnPrepareResponse { get; set; }
 
     /// <summary>Watching the root for changes and redeploys.</summary>
-    public Catalog.WatchOptions Watch { get; set; } = new();
+    public WatchOptions Watch { get; set; } = new();
 
     /// <summary>Compression of files in the background after each index, and Accept-Encoding negotiation.</summary>
-    public Compression.CompressionOptions Compression { get; set; } = new();
+    public CompressionOptions Compression { get; set; } = new();
 }

@@ -1,4 +1,4 @@
-namespace Peregrine.Compression;
+namespace Peregrine;
 
 /// <summary>
 /// Compression of files in the background once they are indexed: each compressible file is

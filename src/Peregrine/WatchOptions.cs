@@ -1,4 +1,4 @@
-namespace Peregrine.Catalog;
+namespace Peregrine;
 
 /// <summary>How Peregrine notices that files under the root changed.</summary>
 public sealed class WatchOptions
