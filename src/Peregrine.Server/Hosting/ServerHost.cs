@@ -2,6 +2,7 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging.Console;
 using Peregrine;
+using Peregrine.Catalog;
 using Peregrine.Server.AccessLog;
 using Peregrine.Server.Auth;
 using Peregrine.Server.Configuration;
@@ -18,14 +19,18 @@ internal static class ServerHost
 
     public static WebApplication Build(ServerSettings settings)
     {
-        // The slim builder leaves out what a file server does not use (routing's full
-        // configuration, HTTPS defaults, IIS integration) and needs no reflection. No command
-        // line is passed: the server's own settings are read by SettingsLoader.
-        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
+        // The empty builder, not the slim one: the server's settings are all read by
+        // SettingsLoader, so the slim builder's configuration (appsettings.json files watched
+        // for changes beside the executable, every environment variable, the "Kestrel" and
+        // "Logging" sections, host filtering and forwarded-headers filters, routing) was work
+        // done before the first response for nothing the server reads (bench/RESULTS.md,
+        // "Start-up"). Kestrel, logging and everything else the server uses are added below.
+        var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions
         {
             Args = [],
             ContentRootPath = AppContext.BaseDirectory,
         });
+        builder.WebHost.UseKestrelCore();
 
         ConfigureLogging(builder.Logging, settings);
         var https = settings.Certificate is { } certificate ? new HttpsCertificate(certificate) : null;
@@ -122,6 +127,12 @@ internal static class ServerHost
         }
 
         var app = builder.Build();
+
+        // The first index starts now, on the thread pool, rather than when Kestrel builds the
+        // pipeline: it then runs while the rest of the host is made and Kestrel binds, instead of
+        // after. Requests that arrive before it is complete wait for it (PeregrineMiddleware,
+        // Http1FastPath). Resolving the catalog validates the library's options, as before.
+        app.Services.GetRequiredService<FileCatalog>().Start();
         if (app.Services.GetService<AccessLogWriter>() is { } writer)
         {
             // First, so that every request is logged, health and metrics included.
