@@ -25,7 +25,7 @@ end, GC heap drift, and every error count. wrk's timeouts are reported apart: on
 machine they come from contention as often as from the server, and are to be checked, not
 counted as product errors.
 """
-import argparse, asyncio, os, random, re, subprocess, sys, threading, time, urllib.parse, urllib.request, http.client
+import argparse, asyncio, os, random, re, statistics, subprocess, sys, threading, time, urllib.parse, urllib.request, http.client
 
 ap = argparse.ArgumentParser()
 ap.add_argument('port', type=int)
@@ -214,6 +214,15 @@ async def main():
     drift = lambda i: (last[i] - ref[i]) * 100 / ref[i] if ref[i] > 0 else float('nan')
     print(f'\nfrom t={ref[0]} s to t={last[0]} s: RSS {ref[1]} -> {last[1]} KiB ({drift(1):+.1f}%), anon {drift(2):+.1f}%, threads {drift(4):+.1f}%, fds {drift(5):+.1f}%, '
           f'GC heap {ref[6]} -> {last[6]} KiB ({drift(6):+.1f}%), GC committed {drift(7):+.1f}%')
+    # Single samples move with each collection (the GC's committed bytes swing by ~10 MiB
+    # between collections), so the minute from --reference and the last minute are compared
+    # too, by their medians.
+    first = [s[1] for s in samples if a.reference <= s[0] < a.reference + 60] or [ref[1]]
+    final = [s[1] for s in samples if s[0] > last[0] - 60]
+    m0, m1 = statistics.median(first), statistics.median(final)
+    print(f'RSS, median of the minute from t={a.reference} s against the last minute: {m0:.0f} -> {m1:.0f} KiB ({(m1 - m0) * 100 / m0:+.1f}%); '
+          f'RSS from t={a.reference} s: min {min(s[1] for s in samples if s[0] >= a.reference) if any(s[0] >= a.reference for s in samples) else ref[1]} KiB, '
+          f'max {max((s[1] for s in samples if s[0] >= a.reference), default=ref[1])} KiB')
     heaps = [s[6] for s in samples if s[0] >= a.reference and s[6] >= 0]
     if heaps:
         print(f'GC heap from t={ref[0]} s: min {min(heaps)} KiB, max {max(heaps)} KiB')
