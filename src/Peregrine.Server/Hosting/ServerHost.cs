@@ -2,7 +2,6 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging.Console;
 using Peregrine;
-using Peregrine.Catalog;
 using Peregrine.Server.AccessLog;
 using Peregrine.Server.Auth;
 using Peregrine.Server.Configuration;
@@ -128,11 +127,6 @@ internal static class ServerHost
 
         var app = builder.Build();
 
-        // The first index starts now, on the thread pool, rather than when Kestrel builds the
-        // pipeline: it then runs while the rest of the host is made and Kestrel binds, instead of
-        // after. Requests that arrive before it is complete wait for it (PeregrineMiddleware,
-        // Http1FastPath). Resolving the catalog validates the library's options, as before.
-        app.Services.GetRequiredService<FileCatalog>().Start();
         if (app.Services.GetService<AccessLogWriter>() is { } writer)
         {
             // First, so that every request is logged, health and metrics included.
