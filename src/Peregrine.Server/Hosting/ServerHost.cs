@@ -126,7 +126,6 @@ internal static class ServerHost
         }
 
         var app = builder.Build();
-
         if (app.Services.GetService<AccessLogWriter>() is { } writer)
         {
             // First, so that every request is logged, health and metrics included.
