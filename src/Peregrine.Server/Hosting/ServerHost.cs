@@ -9,7 +9,7 @@ using Peregrine.Server.Tls;
 
 namespace Peregrine.Server.Hosting;
 
-/// <summary>Builds the standalone server: a slim host, Kestrel, Peregrine, and 404 for the rest.</summary>
+/// <summary>Builds the standalone server: an empty host with Kestrel's core, Peregrine, and 404 for the rest.</summary>
 internal static class ServerHost
 {
     public static readonly PathString HealthPath = "/healthz";
