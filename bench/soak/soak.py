@@ -12,8 +12,9 @@ Load, all on 127.0.0.1, every part bounded by SECONDS:
 - With --wrk-connections N: wrk (bench/lib/wrk.lua) at full speed on N connections over the
   paths in --wrk-paths (Accept-Encoding: br, gzip), in 60 s runs back to back.
 - A writer rewriting --churn-files files under TREE/churn every --churn-interval seconds (half in
-  place, half by rename; one in seven deleted and made again), and a client fetching them in a
-  loop over one keep-alive connection (404 for a file between delete and re-creation is expected).
+  place, half by rename; one in seven deleted and made again), and with --churn-client a client
+  fetching them in a loop over one keep-alive connection (404 for a file between delete and
+  re-creation is expected).
 - HTTP/2: h2load runs of --h2-requests requests (2 connections, 4 streams each) every --h2-every
   seconds.
 
@@ -40,6 +41,7 @@ ap.add_argument('--churn-interval', type=float, default=0.1)
 ap.add_argument('--h2-every', type=float, default=10)
 ap.add_argument('--h2-requests', type=int, default=400)
 ap.add_argument('--reference', type=int, default=300)
+ap.add_argument('--churn-client', action='store_true')
 a = ap.parse_args()
 port, pid, tree, seconds, rate = a.port, a.pid, a.tree, a.seconds, a.rate
 here = os.path.dirname(os.path.abspath(__file__))
@@ -182,8 +184,9 @@ def metrics():
 
 async def main():
     stop = threading.Event()
-    workers = [threading.Thread(target=writer, args=(stop,), daemon=True), threading.Thread(target=h2, args=(stop,), daemon=True),
-               threading.Thread(target=churn_client, args=(stop,), daemon=True)]
+    workers = [threading.Thread(target=writer, args=(stop,), daemon=True), threading.Thread(target=h2, args=(stop,), daemon=True)]
+    if a.churn_client:
+        workers.append(threading.Thread(target=churn_client, args=(stop,), daemon=True))
     if a.wrk_connections:
         workers.append(threading.Thread(target=wrk, args=(stop,), daemon=True))
     for t in workers: t.start()
@@ -217,13 +220,12 @@ async def main():
     # Single samples move with each collection (the GC's committed bytes swing by ~10 MiB
     # between collections), so the minute from --reference and the last minute are compared
     # too, by their medians.
-    first = [s[1] for s in samples if a.reference <= s[0] < a.reference + 60] or [ref[1]]
+    first = [s[1] for s in samples if ref[0] <= s[0] < ref[0] + 60]
     final = [s[1] for s in samples if s[0] > last[0] - 60]
     m0, m1 = statistics.median(first), statistics.median(final)
-    print(f'RSS, median of the minute from t={a.reference} s against the last minute: {m0:.0f} -> {m1:.0f} KiB ({(m1 - m0) * 100 / m0:+.1f}%); '
-          f'RSS from t={a.reference} s: min {min(s[1] for s in samples if s[0] >= a.reference) if any(s[0] >= a.reference for s in samples) else ref[1]} KiB, '
-          f'max {max((s[1] for s in samples if s[0] >= a.reference), default=ref[1])} KiB')
-    heaps = [s[6] for s in samples if s[0] >= a.reference and s[6] >= 0]
+    print(f'RSS, median of the minute from t={ref[0]} s against the last minute: {m0:.0f} -> {m1:.0f} KiB ({(m1 - m0) * 100 / m0:+.1f}%); '
+          f'RSS from t={ref[0]} s: min {min(s[1] for s in samples if s[0] >= ref[0])} KiB, max {max(s[1] for s in samples if s[0] >= ref[0])} KiB')
+    heaps = [s[6] for s in samples if s[0] >= ref[0] and s[6] >= 0]
     if heaps:
         print(f'GC heap from t={ref[0]} s: min {min(heaps)} KiB, max {max(heaps)} KiB')
     print(f'requests: 8-connection client {sum(statuses.values()) - counts["churn"]}, wrk {counts["wrk"]}, churn client {counts["churn"]}, h2 {counts["h2"]}')
