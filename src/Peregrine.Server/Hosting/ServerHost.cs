@@ -10,7 +10,7 @@ using Peregrine.Syntax;
 
 namespace Peregrine.Server.Hosting;
 
-/// <summary>Builds the standalone server: a slim host, Kestrel, Peregrine, and 404 for the rest.</summary>
+/// <summary>Builds the standalone server: an empty host with Kestrel's core, Peregrine, and 404 for the rest.</summary>
 internal static class ServerHost
 {
     public static readonly PathString HealthPath = "/healthz";
@@ -19,14 +19,18 @@ internal static class ServerHost
 
     public static WebApplication Build(ServerSettings settings)
     {
-        // The slim builder leaves out what a file server does not use (routing's full
-        // configuration, HTTPS defaults, IIS integration) and needs no reflection. No command
-        // line is passed: the server's own settings are read by SettingsLoader.
-        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
+        // The empty builder, not the slim one: the server's settings are all read by
+        // SettingsLoader, so the slim builder's configuration (appsettings.json files watched
+        // for changes beside the executable, every environment variable, the "Kestrel" and
+        // "Logging" sections, host filtering and forwarded-headers filters, routing) was work
+        // done before the first response for nothing the server reads (bench/RESULTS.md,
+        // "Start-up"). Kestrel, logging and everything else the server uses are added below.
+        var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions
         {
             Args = [],
             ContentRootPath = AppContext.BaseDirectory,
         });
+        builder.WebHost.UseKestrelCore();
 
         ConfigureLogging(builder.Logging, settings);
         var https = settings.Certificate is { } certificate ? new HttpsCertificate(certificate) : null;

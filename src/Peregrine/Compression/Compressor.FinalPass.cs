@@ -13,25 +13,22 @@ internal sealed partial class Compressor
     {
         WorkerPriority.LowerCurrentThread();
         var stopping = _stopping.Token;
-        var reader = _upgrades.Reader;
         try
         {
             while (true)
             {
-                if (!reader.TryRead(out var upgrade))
+                if (!TryTakeUpgrade(out var upgrade))
                 {
-                    if (!reader.WaitToReadAsync(stopping).AsTask().GetAwaiter().GetResult())
-                    {
-                        return;
-                    }
-
+                    // Blocking is what this thread is for; a release may find the queue emptied
+                    // by a retirement since, and the loop then waits again.
+                    _upgradeSignal.Wait(stopping);
                     continue;
                 }
 
                 // The first pass goes first: a file without any variant gains more from a fast
                 // one than a file with one gains from a better one. Waited for once the upgrade
                 // is taken, not before: files queued before it was published are then certain
-                // to be seen, where a look before the read could have been made before they were.
+                // to be seen, where a look before the take could have been made before they were.
                 _firstPassIdle.Wait(stopping);
                 CompleteUpgrade(upgrade, MakeFinal(upgrade, stopping));
             }
@@ -40,6 +37,24 @@ internal sealed partial class Compressor
         {
             // Disposed: the rest of the queue is dropped; the fast variants stay as they are.
         }
+    }
+
+    /// <summary>The oldest upgrade waiting, taken out of the queue; from here a retirement of its entry is settled by <see cref="CompleteUpgrade"/>.</summary>
+    private bool TryTakeUpgrade(out PendingUpgrade upgrade)
+    {
+        lock (_gate)
+        {
+            if (!_disposed && _upgrades.First is { } first)
+            {
+                _upgrades.RemoveFirst();
+                _upgradeNodes.Remove(first.Value.Entry);
+                upgrade = first.Value;
+                return true;
+            }
+        }
+
+        upgrade = default;
+        return false;
     }
 
     private EncodedVariants MakeFinal(PendingUpgrade upgrade, CancellationToken stopping)

@@ -54,7 +54,17 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
     // Entries a request asked for, taken before _queue; each is in _queue as well, and whichever
     // copy is taken second finds it claimed (no longer in _queued) and skips it.
     private readonly ConcurrentQueue<CatalogEntry> _requested = new();
-    private readonly Channel<PendingUpgrade> _upgrades;
+
+    // Entries served with first-pass variants and waiting for the final pass, oldest first, and
+    // each one's place in that queue; both under _gate. An entry the catalog drops while it
+    // waits leaves the queue at once, and its memory with it (Retire), so the queue holds at most
+    // one upgrade per entry in force however fast files change. The final pass runs only while
+    // the first pass is idle, and under a writer that keeps the first pass busy, a queue that
+    // let dropped versions wait for it grew with every version of every changed file, each
+    // holding its bytes and fast variants (bench/RESULTS.md, "Soak memory").
+    private readonly LinkedList<PendingUpgrade> _upgrades = new();
+    private readonly Dictionary<CatalogEntry, LinkedListNode<PendingUpgrade>> _upgradeNodes = new(ReferenceEqualityComparer.Instance);
+    private readonly SemaphoreSlim _upgradeSignal = new(0);
 
     // Set while the first pass has nothing queued: the final pass waits on it.
     private readonly ManualResetEventSlim _firstPassIdle = new(initialState: true);
@@ -89,7 +99,6 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
             : options.MaxParallelism > 0 ? options.MaxParallelism
             : Math.Max(1, Environment.ProcessorCount - 1);
         _queue = Channel.CreateUnbounded<CatalogEntry>(new UnboundedChannelOptions { SingleReader = Workers == 1 });
-        _upgrades = Channel.CreateUnbounded<PendingUpgrade>(new UnboundedChannelOptions { SingleReader = Workers == 1 });
         for (var i = 0; i < Workers; i++)
         {
             // Dedicated threads rather than the thread pool: Brotli at quality 11 holds a thread
@@ -356,7 +365,6 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
         }
 
         _queue.Writer.TryComplete();
-        _upgrades.Writer.TryComplete();
         _stopping.Cancel();
     }
 
@@ -366,19 +374,44 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
     /// </summary>
     private void Retire(CatalogEntry entry)
     {
+        bool idle;
         lock (_gate)
         {
-            if (_inFlight.Contains(entry))
+            if (_upgradeNodes.Remove(entry, out var waiting))
+            {
+                // Waiting for the final pass: out of its queue now, rather than when a final-pass
+                // thread reaches it, which under steady changes may be never.
+                _upgrades.Remove(waiting);
+                _inFlight.Remove(entry);
+                _encoder.Release(waiting.Value.Current);
+                if (!_disposed)
+                {
+                    _upgrading--;
+                }
+
+                _progress.RecordFinal();
+                idle = SettleLocked();
+            }
+            else if (_inFlight.Contains(entry))
             {
                 _retired.Add(entry);
                 return;
             }
+            else
+            {
+                // Not in flight: the variants are final (they are published under the lock).
+                if (entry.Encoded is { } variants)
+                {
+                    _encoder.Release(variants);
+                }
+
+                return;
+            }
         }
 
-        // Not in flight: the variants are final (they are published under the lock).
-        if (entry.Encoded is { } variants)
+        if (idle)
         {
-            _encoder.Release(variants);
+            NativeHeap.Trim();
         }
     }
 
@@ -506,7 +539,8 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
                 {
                     // Still in flight: a retirement from now on is settled by the final pass.
                     _upgrading++;
-                    _upgrades.Writer.TryWrite(new PendingUpgrade(entry, variants, upgrade));
+                    _upgradeNodes.Add(entry, _upgrades.AddLast(new PendingUpgrade(entry, variants, upgrade)));
+                    _upgradeSignal.Release();
                 }
                 else
                 {

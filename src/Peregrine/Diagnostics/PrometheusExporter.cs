@@ -94,6 +94,8 @@ internal sealed class PrometheusExporter : IDisposable
         Gauge(text, "process_resident_memory_bytes", "Resident memory size in bytes.", process.WorkingSet64);
         Gauge(text, "process_threads", "Threads of the process.", process.Threads.Count);
         Gauge(text, "dotnet_gc_heap_size_bytes", "Bytes of the GC heap after the last collection.", gc.HeapSizeBytes);
+        Gauge(text, "dotnet_gc_committed_bytes", "Bytes of memory the GC has committed, as of the last collection.", gc.TotalCommittedBytes);
+        Gauge(text, "dotnet_gc_fragmented_bytes", "Bytes free between objects in the GC heap, as of the last collection.", gc.FragmentedBytes);
         Gauge(text, "dotnet_gc_memory_total_available_bytes", "Bytes the GC may use.", gc.TotalAvailableMemoryBytes);
         Gauge(text, "dotnet_total_memory_bytes", "Bytes currently thought to be allocated on the GC heap.", GC.GetTotalMemory(forceFullCollection: false));
         text.Append("# HELP dotnet_collection_count_total Garbage collections since the process started, by generation.\n# TYPE dotnet_collection_count_total counter\n");

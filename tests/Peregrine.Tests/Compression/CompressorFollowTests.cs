@@ -110,6 +110,48 @@ public sealed class CompressorFollowTests : IDisposable
         Assert.Equal(InForce(second), catalog.Budget.Used);
     }
 
+    [Fact]
+    public async Task EntryDroppedWhileWaitingForTheFinalPass_LeavesItsQueueAtOnce_WithItsMemory()
+    {
+        _harness.Tree.Write("a.html", CompressibleText("a"));
+        var dropped = _harness.Tree.Write("b.html", CompressibleText("b"));
+        _harness.Tree.Write("c.html", CompressibleText("c"));
+        _harness.Options.Compression.MaxParallelism = 1;
+        var budget = new MemoryBudget(long.MaxValue);
+        using var compressor = new Compressor(_harness.Options.Compression, budget, _harness.Logger);
+        using var release = new ManualResetEventSlim();
+        var held = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        compressor.VariantsPublished += (_, _, final) =>
+        {
+            // The one final-pass thread is held at its first publication (bounded, so a failed
+            // test cannot hang the run): the other two files wait in its queue meanwhile.
+            if (final && held.TrySetResult())
+            {
+                release.Wait(TimeSpan.FromSeconds(30));
+            }
+        };
+        var first = _harness.Index();
+        compressor.OnPublished(first, null);
+        await held.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        var waiting = compressor.Upgrading;
+        var droppedEntry = _harness.Find(first, "/b.html");
+        var inUseBefore = budget.Used;
+        var droppedBytes = HeldBytes(droppedEntry);
+        File.Delete(dropped);
+
+        compressor.OnPublished(_harness.Rebuild(first), first);
+
+        // Out of the queue and its memory given back now, not when the final pass reaches it.
+        Assert.Equal(2, waiting);
+        Assert.Equal(1, compressor.Upgrading);
+        Assert.True(droppedBytes > 0);
+        Assert.Equal(inUseBefore - droppedBytes, budget.Used);
+        release.Set();
+        await compressor.WhenIdle().WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(0, compressor.Upgrading);
+        Assert.Equal(2, compressor.FilesUpgraded);
+    }
+
     public void Dispose() => _harness.Dispose();
 
     /// <summary>The bytes a snapshot holds in memory: file content and in-memory variants.</summary>

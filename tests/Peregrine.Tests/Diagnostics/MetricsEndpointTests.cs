@@ -53,7 +53,7 @@ public sealed class MetricsEndpointTests : IAsyncLifetime
     {
         var text = await _host.Client.GetStringAsync("/metrics");
         PrometheusText.AssertWellFormed(text);
-        foreach (var name in new[] { "process_resident_memory_bytes", "process_threads", "dotnet_gc_heap_size_bytes", "dotnet_total_memory_bytes" })
+        foreach (var name in new[] { "process_resident_memory_bytes", "process_threads", "dotnet_gc_heap_size_bytes", "dotnet_gc_committed_bytes", "dotnet_gc_fragmented_bytes", "dotnet_total_memory_bytes" })
         {
             var line = text.Split('\n').Single(l => l.StartsWith(name + " ", StringComparison.Ordinal));
             Assert.True(long.Parse(line[(name.Length + 1)..], System.Globalization.CultureInfo.InvariantCulture) > 0, line);
