@@ -40,7 +40,7 @@ internal static class Http2PriorKnowledge
     {
         // Timed by the fast path's once-a-second sweep: a linked token source and a CancelAfter
         // timer per connection cost more memory per idle connection than the rest of this check
-        // (bench/RESULTS.md, "Footprint").
+        // (docs/performance.md, "Memory per idle connection").
         var input = connection.Transport.Input;
         bool? detected;
         using (var watched = FastPathHeartbeat.Watch(input, connection.Transport.Output))

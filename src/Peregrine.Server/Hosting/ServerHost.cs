@@ -23,7 +23,7 @@ internal static class ServerHost
         // SettingsLoader, so the slim builder's configuration (appsettings.json files watched
         // for changes beside the executable, every environment variable, the "Kestrel" and
         // "Logging" sections, host filtering and forwarded-headers filters, routing) was work
-        // done before the first response for nothing the server reads (bench/RESULTS.md,
+        // done before the first response for nothing the server reads (docs/performance.md,
         // "Start-up"). Kestrel, logging and everything else the server uses are added below.
         var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions
         {
@@ -42,7 +42,7 @@ internal static class ServerHost
         if (UsesInlineIo(settings) && https is null)
         {
             // Measured on this project's 2-core machine with the server pinned to one core
-            // (bench/RESULTS.md, "Inline socket I/O"): running Kestrel's continuations on the
+            // (docs/performance.md, "Inline I/O"): running Kestrel's continuations on the
             // socket threads instead of hopping to the thread pool saves a context switch per
             // read and write, and lifts HTTP/1.1 markedly. It is "unsafe" only for code that
             // blocks; Peregrine's request path does not (disk reads are scheduled off the socket
@@ -53,7 +53,7 @@ internal static class ServerHost
         {
             // Over TLS the same holds for HTTP/1.1, while HTTP/2 is faster with Kestrel's default
             // scheduling: the choice is made per connection, from the protocols its ClientHello
-            // offers (bench/RESULTS.md, "HTTPS: scheduling chosen per connection").
+            // offers (docs/performance.md, "Inline I/O").
             // Plain HTTP to the HTTPS port gets 400 there; the redirect port's is its business.
             int? httpsPort = settings.RedirectHttp == settings.Port ? null : settings.Port;
             builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(services.GetRequiredService<ILoggerFactory>(), httpsPort));
@@ -203,8 +203,8 @@ internal static class ServerHost
         // Off entirely unless --verbose: while this category is on at any level, ASP.NET Core's
         // hosting starts an Activity for every request Kestrel answers (its test is
         // IsEnabled(Critical)), and that Activity, and the execution context it flows through
-        // every await, cost each HTTP/2 request about a sixth of its time (bench/RESULTS.md,
-        // "HTTP/2 over TLS at 31 KB: the hosting Activity and 32 KiB blocks"). Start-up
+        // every await, cost each HTTP/2 request about a sixth of its time (docs/performance.md,
+        // "No Activity per request"). Start-up
         // failures are reported by the server itself and by the host's own category.
         logging.AddFilter("Microsoft.AspNetCore.Hosting.Diagnostics", settings.Verbose ? LogLevel.Warning : LogLevel.None);
 
@@ -219,7 +219,7 @@ internal static class ServerHost
         ReportedStartupFailure.Install(logging);
 
         // The console prints no scopes; capturing them costs every connection Kestrel's
-        // connection scope, kept for its whole life (bench/RESULTS.md, "Footprint").
+        // connection scope, kept for its whole life (docs/performance.md, "Memory per idle connection").
         logging.Services.Configure<LoggerFilterOptions>(filters => filters.CaptureScopes = false);
         logging.Services.Configure<ConsoleLoggerOptions>(console =>
             console.LogToStandardErrorThreshold = settings.AccessLogToStandardOutput ? LogLevel.Trace : LogLevel.Warning);

@@ -14,7 +14,7 @@ namespace Peregrine.Server.Tls;
 /// default scheduling (the output of many streams gathers in the socket's pipe and leaves in
 /// one send from an I/O queue); any other gets inline scheduling (read, decrypt, answer, encrypt
 /// and send on the socket's thread, as a cleartext Peregrine server does). Neither setting serves
-/// both protocols (bench/RESULTS.md, "Inline I/O over TLS, again, with the Native AOT build":
+/// both protocols (docs/performance.md, "Inline I/O":
 /// inline scheduling doubles HTTPS/1.1 and halves HTTP/2), and Kestrel fixes the scheduling when
 /// a connection is accepted, before its handshake says which protocol it speaks. So the listener
 /// peeks at the first bytes (the ClientHello, left in the socket for Kestrel's handshake) before

@@ -10,8 +10,8 @@ namespace Peregrine.Server.Tls;
 /// transport's pool: the socket's, TLS's decrypted input, and over HTTP/2 each stream's response
 /// pipe. With 4 KiB blocks a 31 KB response body filled eight blocks, each rented, walked and
 /// returned on its own by the body's copy, by HTTP/2's frame writer and by the socket's send;
-/// with these it is one block (bench/RESULTS.md, "HTTP/2 over TLS at 31 KB: the hosting
-/// Activity and 32 KiB blocks").
+/// with these it is one block (docs/performance.md, "TLS output in 32 KiB
+/// writes").
 /// </summary>
 /// <remarks>
 /// An idle connection holds no block: Kestrel waits for data with a zero-byte read before it

@@ -10,8 +10,8 @@ namespace Peregrine.Catalog;
 /// <remarks>
 /// <para>
 /// Written here rather than using <c>FrozenDictionary</c> because its cost grew with the tree
-/// (<c>dotnet run -c Release --project bench/Alloc -- lookup</c>; bench/RESULTS.md, "Catalog
-/// scale", "Lookup speed against tree size"): for a large key set it hashes more of each key,
+/// (<c>dotnet run -c Release --project bench/Alloc -- lookup</c>; docs/performance.md, "The
+/// path index"): for a large key set it hashes more of each key,
 /// so the same hot paths cost more in a million-file tree than in a hundred-file one, and a
 /// cold lookup walks four dependent arrays (buckets, hash codes, keys, then the key's
 /// characters), each a cache miss once the table outgrows the CPU caches.
@@ -28,7 +28,7 @@ namespace Peregrine.Catalog;
 /// a few hundred keys, behind one array of shard references. A change to a few paths
 /// (<see cref="With"/>) rebuilds only the shards they fall in and copies the array of references:
 /// its cost follows the number of changed paths, not the size of the tree, and the old index stays
-/// whole for the requests still reading it (bench/RESULTS.md, "Live content", has the figures).
+/// whole for the requests still reading it (docs/performance.md, "The path index").
 /// </para>
 /// <para>
 /// Keys come from the tree, not from requests, so a request cannot lengthen a probe sequence. A
@@ -185,7 +185,7 @@ internal sealed class PathIndex
     /// <summary>
     /// A multiply-fold hash (the construction of wyhash): 16 bytes per step, each folded through
     /// a 64×64→128-bit multiply. Its cost follows the path's length and nothing else
-    /// (bench/RESULTS.md, "Catalog scale", "Lookup speed against tree size", has the figures).
+    /// (docs/performance.md, "The path index").
     /// </summary>
     private static uint FastHash(ReadOnlySpan<byte> bytes, ulong seed, ulong secret)
     {

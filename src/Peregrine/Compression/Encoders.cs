@@ -16,8 +16,8 @@ internal static class Encoders
 
     /// <summary>
     /// Brotli's quality in the first pass: at 5 it encodes text at tens of megabytes a second,
-    /// and its output is only somewhat larger than quality 11's (bench/RESULTS.md, "Compression
-    /// from the first minute", has the ratio on a real tree).
+    /// and its output is only somewhat larger than quality 11's (docs/performance.md,
+    /// "Compression threads").
     /// </summary>
     public const int FastBrotliQuality = 5;
 

@@ -7,7 +7,7 @@ namespace Peregrine.Compression;
 /// The Brotli and zstd encoders allocate their windows and hash tables with <c>malloc</c>
 /// (megabytes each at Brotli 11 and zstd 19) and free them after each file, but glibc keeps
 /// freed memory in the compressing thread's arena: without this the server's idle footprint
-/// carries the last batch's encoder state (bench/RESULTS.md, "Footprint").
+/// carries the last batch's encoder state (docs/performance.md, "Native heap after compression").
 /// </summary>
 internal static partial class NativeHeap
 {

@@ -11,8 +11,8 @@ namespace Peregrine.Compression;
 /// where each thread is its own task with its own policy. There the thread moves to
 /// <c>SCHED_IDLE</c> (sched(7)): it runs only when nothing else wants the core, and a request
 /// thread that wakes up preempts it at once rather than at the next tick, which a nice value
-/// alone does not do (bench/RESULTS.md, "Compression from the first minute", has the
-/// difference). Where that is refused it falls back to nice 19, the lowest weight of the normal
+/// alone does not do (docs/performance.md,
+/// "Compression threads"). Where that is refused it falls back to nice 19, the lowest weight of the normal
 /// policy. Neither needs a privilege; a failure leaves the thread at the normal priority.
 /// </remarks>
 internal static partial class WorkerPriority

@@ -26,8 +26,8 @@ internal sealed partial class Http1FastPath
     // there, then flushed before the next is answered: a client that pipelines thousands of
     // requests for a 1 MB file gets them as fast as it reads, and the server holds at most one
     // batch, not every response at once. A body is written whole: in pieces with a flush after
-    // each, large bodies were slower (bench/RESULTS.md, "The HTTP/1.1 fast path: before and
-    // after", has the figures).
+    // each, large bodies were slower (docs/performance.md,
+    // "Pipelined responses and whole bodies").
     private const int FlushThreshold = 64 * 1024;
 
     // Beyond this a send deadline is no deadline (and TimeSpan would overflow): about 31 years.
@@ -306,7 +306,7 @@ internal sealed partial class Http1FastPath
                 {
                     // A head begun and not finished, alone in the buffer: left there, it would
                     // hold the pipe's 4 KiB block for as long as the client waits (idle memory
-                    // per connection, bench/RESULTS.md "Footprint"). Copy it out and consume it;
+                    // per connection, docs/performance.md "Memory per idle connection"). Copy it out and consume it;
                     // should the request go to Kestrel after all, PrefixedTransport puts the
                     // copy back in front of the connection's input.
                     stash = buffer.ToArray();

@@ -10,8 +10,7 @@ namespace Peregrine.FastPath;
 /// write. Kestrel's own output over TLS is a pipe of 4 KiB blocks written one block per
 /// <c>SslStream.WriteAsync</c>, so a response became one TLS record, one encryption and one write
 /// to the socket's pipe per 4 KiB block; here it is one write, which OpenSSL cuts into 16 KiB
-/// records (bench/RESULTS.md, "HTTPS: where the time goes (before)", "TLS records per response",
-/// and "HTTPS: after the fast path over TLS and the TLS record writer" have the figures).
+/// records (docs/performance.md, "TLS output in 32 KiB writes").
 /// </summary>
 /// <remarks>
 /// Used only while the fast path owns the connection: it is flushed before a hand-off, after

@@ -29,7 +29,7 @@ public sealed class DiskFaultTests
         using var client = new HttpClient { BaseAddress = await server.AddressAsync(), Timeout = Timeout.InfiniteTimeSpan };
 
         // Served once the first index is built (the address is printed before); armed after it.
-        Assert.Equal(bytes, await Within(client.GetByteArrayAsync("/big.bin")));
+        Assert.Equal(bytes, await FirstAsync(server, client.GetByteArrayAsync("/big.bin")));
         File.WriteAllText(arm, "");
         try
         {
@@ -165,6 +165,23 @@ public sealed class DiskFaultTests
 
     /// <summary>Each request bounded in the test run's own time (<see cref="HangGuard"/>), not on the wall clock.</summary>
     private static Task<T> Within<T>(Task<T> request) => HangGuard.WithinAsync(request, TimeSpan.FromSeconds(20));
+
+    /// <summary>
+    /// The first request, which once (in a full run) found the port closed right after the server
+    /// printed it: the failure then says whether the server was still running, and what it printed.
+    /// </summary>
+    private static async Task<T> FirstAsync<T>(ServerProcess server, Task<T> request)
+    {
+        try
+        {
+            return await Within(request);
+        }
+        catch (HttpRequestException ex)
+        {
+            var state = server.HasExited ? $"exited with status {server.ExitCode}" : "still running";
+            throw new Xunit.Sdk.XunitException($"The first request failed ({ex.Message}); the server is {state}.\nOutput:\n{server.Output}\nErrors:\n{server.Errors}");
+        }
+    }
 
     private static int CountLines(string log, string text)
         => log.Split('\n').Count(line => line.Contains(text, StringComparison.OrdinalIgnoreCase));
