@@ -52,4 +52,7 @@ internal static partial class PeregrineLog
 
     [LoggerMessage(51, LogLevel.Information, "The copies of the files served from disk reached Watch.CopyBudget ({Budget} bytes): larger files left over are read from the originals.")]
     public static partial void CopyBudgetReached(ILogger logger, long budget);
+
+    [LoggerMessage(52, LogLevel.Information, "The file system of {Folder} takes no locks: this server's copies are kept there unlocked, and no server removes another's folder there, so a killed server's copies stay until removed by hand.")]
+    public static partial void CopiesUnlocked(ILogger logger, string folder);
 }

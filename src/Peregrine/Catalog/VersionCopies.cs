@@ -193,6 +193,11 @@ internal sealed class VersionCopies : IDisposable
             {
                 _instance = InstanceFolder.Create(_parent, FolderPrefix);
                 _folder = _instance.Path;
+                if (!_instance.IsLocked)
+                {
+                    PeregrineLog.CopiesUnlocked(_logger, _parent);
+                }
+
                 return _folder;
             }
             catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or NotSupportedException)

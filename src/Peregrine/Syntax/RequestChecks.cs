@@ -11,7 +11,7 @@ namespace Peregrine.Syntax;
 /// <see cref="TargetSyntax"/>), and CONNECT, which an origin server does not implement. Run
 /// on each request before it is answered: by the standalone server first of all, by
 /// <c>UsePeregrine()</c> for the paths it serves. Allocation-free. Kestrel's own checks, and
-/// what Peregrine answers ahead of them, are in the README ("Requests against RFC 9110/9112").
+/// what Peregrine answers ahead of them, are in docs/server.md ("Requests the RFCs refuse").
 /// </summary>
 internal static class RequestChecks
 {
