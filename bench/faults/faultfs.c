@@ -26,6 +26,12 @@
 #define MAX_FD 65536
 static unsigned char s_matched[MAX_FD];
 static long long s_readSoFar[MAX_FD];
+// The file each matched descriptor was opened on: a descriptor number is reused once closed,
+// and a close made inside libc (fclose) does not pass through this shim, so a read checks that
+// its descriptor still names that file. Without the check, a later /proc read by the runtime
+// that landed on a reused number failed with EIO, and the runtime aborted ("Out of memory").
+static dev_t s_device[MAX_FD];
+static ino_t s_inode[MAX_FD];
 
 static const char *env(const char *name) { const char *v = getenv(name); return v && *v ? v : NULL; }
 
@@ -49,7 +55,28 @@ static int is(const char *fault) { const char *f = env("FAULT"); return f && str
 
 static void remember(int fd, const char *path)
 {
-    if (fd >= 0 && fd < MAX_FD) { s_matched[fd] = matches(path); s_readSoFar[fd] = 0; }
+    struct stat st;
+    if (fd < 0 || fd >= MAX_FD) return;
+    s_matched[fd] = matches(path) && fstat(fd, &st) == 0;
+    s_readSoFar[fd] = 0;
+    if (s_matched[fd]) { s_device[fd] = st.st_dev; s_inode[fd] = st.st_ino; }
+}
+
+static int still_matched(int fd)
+{
+    struct stat st;
+    if (fd < 0 || fd >= MAX_FD || !s_matched[fd]) return 0;
+    if (fstat(fd, &st) == 0 && st.st_dev == s_device[fd] && st.st_ino == s_inode[fd]) return 1;
+    s_matched[fd] = 0;
+    return 0;
+}
+
+int close(int fd)
+{
+    static int (*real)(int);
+    if (!real) real = dlsym(RTLD_NEXT, "close");
+    if (fd >= 0 && fd < MAX_FD) s_matched[fd] = 0;
+    return real(fd);
 }
 
 static int refuse_open(const char *path)
@@ -99,7 +126,7 @@ DIR *opendir(const char *path)
 
 static int fail_read(int fd, size_t count)
 {
-    if (fd < 0 || fd >= MAX_FD || !s_matched[fd] || !armed()) return 0;
+    if (!still_matched(fd) || !armed()) return 0;
     if (is("hang-read"))
     {
         const char *ms = env("FAULT_HANG_MS");
@@ -145,7 +172,7 @@ ssize_t pread64(int fd, void *buf, size_t count, off_t offset)
 
 static int fail_write(int fd)
 {
-    if (fd < 0 || fd >= MAX_FD || !s_matched[fd] || !armed() || !is("enospc-write")) return 0;
+    if (!still_matched(fd) || !armed() || !is("enospc-write")) return 0;
     errno = ENOSPC;
     return 1;
 }
