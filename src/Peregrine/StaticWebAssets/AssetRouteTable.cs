@@ -1,0 +1,115 @@
+namespace Peregrine.StaticWebAssets;
+
+/// <summary>A path the index answers with another path's file: a fingerprinted route, or a file's URL name where it differs from its name on disk.</summary>
+/// <param name="Path">The URL path (leading slash): <c>/app.khy4lop6wu.css</c>.</param>
+/// <param name="Target">The path the file is indexed under: <c>/app.css</c>.</param>
+/// <param name="CacheControl">The Cache-Control it carries; <see langword="null"/> keeps the file's own.</param>
+internal readonly record struct RouteAlias(string Path, string Target, string? CacheControl);
+
+/// <summary>
+/// What the manifests add to an index, decided once when the host starts: the aliases (paths
+/// that answer with another path's bytes, tags and variants, under their own Cache-Control), and
+/// the Cache-Control the endpoints manifest states for files served under their own path. The
+/// index applies it after its files are built, and again for the aliases of each file that
+/// changes.
+/// </summary>
+internal sealed class AssetRouteTable
+{
+    private readonly Dictionary<string, string> _cacheControl;
+    private readonly Dictionary<string, List<RouteAlias>> _byTarget;
+
+    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, string> cacheControl)
+    {
+        Aliases = aliases;
+        _cacheControl = cacheControl;
+        _byTarget = new Dictionary<string, List<RouteAlias>>(StringComparer.Ordinal);
+        foreach (var alias in aliases)
+        {
+            if (!_byTarget.TryGetValue(alias.Target, out var list))
+            {
+                _byTarget[alias.Target] = list = [];
+            }
+
+            list.Add(alias);
+        }
+    }
+
+    public static AssetRouteTable Empty { get; } = new([], new(StringComparer.Ordinal));
+
+    /// <summary>Every alias, in the manifests' order.</summary>
+    public IReadOnlyList<RouteAlias> Aliases { get; }
+
+    /// <summary>True when there is nothing to add.</summary>
+    public bool IsEmpty => Aliases.Count == 0 && _cacheControl.Count == 0;
+
+    /// <summary>The Cache-Control the manifest states for the file at <paramref name="path"/> under its own path, or <see langword="null"/>.</summary>
+    public string? CacheControlFor(string path) => _cacheControl.GetValueOrDefault(path);
+
+    /// <summary>The aliases that answer with the file at <paramref name="target"/>; empty for most files.</summary>
+    public IReadOnlyList<RouteAlias> AliasesOf(string target)
+        => _byTarget.TryGetValue(target, out var list) ? list : [];
+
+    /// <summary>
+    /// The table for <paramref name="endpoints"/> (either manifest may be missing) and the
+    /// <paramref name="renames"/> of the runtime manifest.
+    /// </summary>
+    /// <param name="endpoints">The endpoints manifest, or <see langword="null"/>.</param>
+    /// <param name="renames">URL names that differ from the file's name on disk (runtime manifest).</param>
+    /// <param name="manifestCaching">
+    /// Whether the manifest's Cache-Control is sent as stated. MapStaticAssets replaces it with
+    /// <c>no-cache</c> on every route of a build manifest (a file edited after the build keeps
+    /// its fingerprinted URL, which must not stay cached for a year), unless the configuration
+    /// says <c>EnableStaticAssetsDevelopmentCaching</c>; the caller decides the same way.
+    /// </param>
+    /// <param name="serveEncodedFiles">
+    /// Whether routes whose answer is itself an encoded file (<c>/app.css.gz</c>) are served as
+    /// URLs. They are encodings of the file beside them, which Peregrine offers through
+    /// Accept-Encoding; MapStaticAssets also maps them as routes.
+    /// </param>
+    public static AssetRouteTable Create(EndpointsManifest? endpoints, IReadOnlyList<AssetRename> renames, bool manifestCaching, bool serveEncodedFiles)
+    {
+        var renamed = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var rename in renames)
+        {
+            renamed.TryAdd(rename.Path, rename.Target);
+        }
+
+        var aliases = new List<RouteAlias>();
+        var aliased = new HashSet<string>(StringComparer.Ordinal);
+        var cacheControl = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var route in endpoints?.Routes ?? [])
+        {
+            if (route.IsEncodedFile && !serveEncodedFiles)
+            {
+                continue;
+            }
+
+            var target = renamed.GetValueOrDefault(route.AssetPath) ?? route.AssetPath;
+            var stated = route.CacheControl;
+            var value = stated is null ? null : manifestCaching ? stated : "no-cache";
+            if (string.Equals(route.Path, target, StringComparison.Ordinal))
+            {
+                if (value is not null)
+                {
+                    cacheControl.TryAdd(route.Path, value);
+                }
+            }
+            else if (aliased.Add(route.Path))
+            {
+                aliases.Add(new RouteAlias(route.Path, target, value));
+            }
+        }
+
+        // A renamed file that no route names (no endpoints manifest, or an older SDK's) is still
+        // found under its URL name, with the file's own Cache-Control.
+        foreach (var rename in renames)
+        {
+            if (aliased.Add(rename.Path))
+            {
+                aliases.Add(new RouteAlias(rename.Path, rename.Target, null));
+            }
+        }
+
+        return new AssetRouteTable(aliases, cacheControl);
+    }
+}

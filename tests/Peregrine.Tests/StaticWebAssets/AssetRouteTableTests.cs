@@ -1,0 +1,80 @@
+using Peregrine.StaticWebAssets;
+
+namespace Peregrine.Tests.StaticWebAssets;
+
+public sealed class AssetRouteTableTests
+{
+    private static readonly EndpointsManifest s_build = EndpointsManifest.Load(ManifestFiles.BuildEndpoints);
+    private static readonly EndpointsManifest s_publish = EndpointsManifest.Load(ManifestFiles.PublishEndpoints);
+    private static readonly RuntimeManifest s_runtime = RuntimeManifest.Load(ManifestFiles.BuildRuntime);
+
+    private static RouteAlias Alias(AssetRouteTable table, string path) => Assert.Single(table.Aliases, a => a.Path == path);
+
+    [Fact]
+    public void Publish_FingerprintedRoute_IsAnAliasOfItsFileWithImmutableCaching()
+    {
+        var table = AssetRouteTable.Create(s_publish, [], manifestCaching: true, serveEncodedFiles: false);
+        Assert.Equal(new RouteAlias("/app.khy4lop6wu.css", "/app.css", "max-age=31536000, immutable"), Alias(table, "/app.khy4lop6wu.css"));
+        Assert.Equal(new RouteAlias("/_framework/blazor.web.9hsif5t8mt.js", "/_framework/blazor.web.js", "max-age=31536000, immutable"), Alias(table, "/_framework/blazor.web.9hsif5t8mt.js"));
+        Assert.Contains(table.AliasesOf("/app.css"), a => a.Path == "/app.khy4lop6wu.css");
+    }
+
+    [Fact]
+    public void Publish_PlainRoute_GivesItsFileTheStatedCacheControl()
+    {
+        var table = AssetRouteTable.Create(s_publish, [], manifestCaching: true, serveEncodedFiles: false);
+        Assert.Equal("no-cache", table.CacheControlFor("/app.css"));
+        Assert.Equal("max-age=3600, must-revalidate", table.CacheControlFor("/_content/Lib/background.png"));
+        Assert.Null(table.CacheControlFor("/not-in-the-manifest.css"));
+    }
+
+    [Fact]
+    public void Publish_EncodedFileRoutes_AreLeftOutUnlessAskedFor()
+    {
+        var table = AssetRouteTable.Create(s_publish, [], manifestCaching: true, serveEncodedFiles: false);
+        Assert.DoesNotContain(table.Aliases, a => a.Path.EndsWith(".gz", StringComparison.Ordinal) || a.Path.EndsWith(".br", StringComparison.Ordinal));
+        Assert.Null(table.CacheControlFor("/app.css.br"));
+
+        var asked = AssetRouteTable.Create(s_publish, [], manifestCaching: true, serveEncodedFiles: true);
+        Assert.Equal("/app.css.br", Alias(asked, "/app.khy4lop6wu.css.br").Target);
+        Assert.Equal("no-cache", asked.CacheControlFor("/app.css.br"));
+    }
+
+    [Fact]
+    public void Build_WithoutDevelopmentCaching_SendsNoCacheOnEveryRoute()
+    {
+        // As MapStaticAssets does for a build manifest: a file edited after the build keeps its
+        // fingerprinted URL, which must not stay in a browser's cache for a year.
+        var table = AssetRouteTable.Create(s_build, s_runtime.Renames, manifestCaching: false, serveEncodedFiles: false);
+        Assert.All(table.Aliases, a => Assert.Equal("no-cache", a.CacheControl));
+        Assert.Equal("no-cache", table.CacheControlFor("/_content/Lib/background.png"));
+    }
+
+    [Fact]
+    public void Build_RenamedLibraryBundle_ResolvesBothRoutesToTheFileOnDisk()
+    {
+        var table = AssetRouteTable.Create(s_build, s_runtime.Renames, manifestCaching: true, serveEncodedFiles: false);
+
+        // The fingerprinted name the styles bundle imports answers with the file under its disk name...
+        Assert.Equal(new RouteAlias("/_content/Lib/Lib.h77jbnbuq3.bundle.scp.css", "/_content/Lib/Lib.bundle.scp.css", "max-age=31536000, immutable"), Alias(table, "/_content/Lib/Lib.h77jbnbuq3.bundle.scp.css"));
+
+        // ...and the plain name's route, whose asset is the fingerprinted name, is that same file.
+        Assert.Equal("no-cache", table.CacheControlFor("/_content/Lib/Lib.bundle.scp.css"));
+        Assert.DoesNotContain(table.Aliases, a => a.Path == "/_content/Lib/Lib.bundle.scp.css");
+    }
+
+    [Fact]
+    public void RenamesWithoutAnEndpointsManifest_StillAnswerUnderTheirUrlName()
+    {
+        var table = AssetRouteTable.Create(null, s_runtime.Renames, manifestCaching: true, serveEncodedFiles: false);
+        Assert.Equal(new RouteAlias("/_content/Lib/Lib.h77jbnbuq3.bundle.scp.css", "/_content/Lib/Lib.bundle.scp.css", null), Assert.Single(table.Aliases));
+    }
+
+    [Fact]
+    public void Empty_HasNothingToAdd()
+    {
+        Assert.True(AssetRouteTable.Empty.IsEmpty);
+        Assert.Empty(AssetRouteTable.Empty.AliasesOf("/app.css"));
+        Assert.False(AssetRouteTable.Create(s_publish, [], true, false).IsEmpty);
+    }
+}
