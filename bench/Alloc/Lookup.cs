@@ -14,7 +14,7 @@
 //   taskset -c 1 dotnet run -c Release --project bench/Alloc -- lookup
 using System.Collections.Frozen;
 using System.Diagnostics;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 static class Lookup
 {

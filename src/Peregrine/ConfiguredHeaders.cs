@@ -35,5 +35,5 @@ internal sealed class ConfiguredHeaders
     /// <summary>Vary for a file whose representation depends on Accept-Encoding (RFC 9110 §12.5.5).</summary>
     public StringValues VaryNegotiable { get; }
 
-    public StringValues VaryFor(Catalog.CatalogEntry entry) => entry.Negotiable ? VaryNegotiable : Vary;
+    public StringValues VaryFor(Indexing.CatalogEntry entry) => entry.Negotiable ? VaryNegotiable : Vary;
 }

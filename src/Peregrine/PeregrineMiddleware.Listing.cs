@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 using Peregrine.Listing;
 using Peregrine.Send;
 

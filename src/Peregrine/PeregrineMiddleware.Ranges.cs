@@ -1,8 +1,8 @@
 using System.Globalization;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
 using Peregrine.Conditional;
+using Peregrine.Indexing;
 using Peregrine.Ranges;
 
 namespace Peregrine;

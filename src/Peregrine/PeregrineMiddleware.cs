@@ -1,10 +1,11 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
-using Peregrine.Diagnostics;
 using Peregrine.Conditional;
+using Peregrine.Diagnostics;
 using Peregrine.Fallback;
+using Peregrine.Indexing;
+using Peregrine.Live;
 using Peregrine.Negotiation;
 using Peregrine.Send;
 using Peregrine.Syntax;

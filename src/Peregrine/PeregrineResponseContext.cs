@@ -1,5 +1,5 @@
 using Microsoft.AspNetCore.Http;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 namespace Peregrine;
 

@@ -1,7 +1,8 @@
 using System.Collections.Concurrent;
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
+using Peregrine.Live;
 using Peregrine.Negotiation;
 
 // Compression: beside the index flow rather than in the request's. After each snapshot is

@@ -1,7 +1,8 @@
 using System.Collections.Concurrent;
 using Microsoft.Extensions.Logging;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
+using Peregrine.Sources;
 
 namespace Peregrine.Compression;
 

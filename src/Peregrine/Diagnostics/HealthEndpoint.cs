@@ -2,8 +2,8 @@ using System.Buffers;
 using System.Text.Json;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
 using Peregrine.Compression;
+using Peregrine.Live;
 
 namespace Peregrine.Diagnostics;
 

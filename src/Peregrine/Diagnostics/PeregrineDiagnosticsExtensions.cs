@@ -3,9 +3,9 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
-using Peregrine.Catalog;
 using Peregrine.Compression;
 using Peregrine.Diagnostics;
+using Peregrine.Live;
 
 // In the root namespace, beside UsePeregrine: an application that can call one can call these.
 namespace Peregrine;

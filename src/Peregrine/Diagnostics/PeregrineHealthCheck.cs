@@ -1,5 +1,5 @@
 using Microsoft.Extensions.Diagnostics.HealthChecks;
-using Peregrine.Catalog;
+using Peregrine.Live;
 
 namespace Peregrine.Diagnostics;
 

@@ -1,4 +1,5 @@
-using Peregrine.Catalog;
+using Peregrine.Indexing;
+using Peregrine.Live;
 
 namespace Peregrine.Diagnostics;
 

@@ -1,7 +1,7 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
 using Peregrine.Diagnostics;
+using Peregrine.Live;
 using Peregrine.Negotiation;
 using Peregrine.Send;
 

@@ -2,9 +2,9 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
-using Peregrine.Catalog;
 using Peregrine.Diagnostics;
 using Peregrine.FastPath;
+using Peregrine.Live;
 
 namespace Peregrine;
 

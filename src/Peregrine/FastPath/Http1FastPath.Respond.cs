@@ -3,8 +3,8 @@ using System.IO.Pipelines;
 using System.Text;
 using Microsoft.AspNetCore.Http;
 using Peregrine.Conditional;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
-using Peregrine.Catalog;
 
 namespace Peregrine.FastPath;
 

@@ -2,7 +2,7 @@ using System.Globalization;
 using System.Text;
 using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 namespace Peregrine.FastPath;
 

@@ -2,8 +2,8 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
-using Peregrine.Catalog;
 using Peregrine.Compression;
+using Peregrine.Live;
 
 // Instances: the registration side. An application may add several Peregrines, each with its
 // own options (named options), catalog, watcher and compressor (keyed services; the unnamed one

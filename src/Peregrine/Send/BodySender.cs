@@ -5,9 +5,11 @@ using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
 using Peregrine.Diagnostics;
+using Peregrine.Indexing;
+using Peregrine.Live;
 using Peregrine.Ranges;
+using Peregrine.Sources;
 
 // Send: the last stage of the flow. A request runs catalog -> negotiation -> conditional ->
 // ranges -> send, and by the time it gets here the entry, the representation, its header fields

@@ -1,7 +1,7 @@
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Catalog;
 using Peregrine.Compression;
 using Peregrine.Diagnostics;
+using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Diagnostics;

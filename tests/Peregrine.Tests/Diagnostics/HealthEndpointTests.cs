@@ -2,7 +2,7 @@ using System.Net;
 using System.Text.Json;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
-using Peregrine.Catalog;
+using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Diagnostics;

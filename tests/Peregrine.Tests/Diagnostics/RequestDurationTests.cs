@@ -1,8 +1,8 @@
 using System.Diagnostics.Metrics;
 using System.Net;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Catalog;
 using Peregrine.Diagnostics;
+using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Diagnostics;

@@ -1,6 +1,6 @@
 using System.Net;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Catalog;
+using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Features;
