@@ -6,12 +6,32 @@ using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Peregrine.Instances;
+using Peregrine.StaticWebAssets;
 
 namespace Peregrine;
 
 /// <summary>Registration of Peregrine in an ASP.NET Core application.</summary>
 public static class PeregrineExtensions
 {
+    /// <summary>
+    /// Adds Peregrine with everything taken from the host, as <c>UseStaticFiles</c> and
+    /// <c>MapStaticAssets</c> take it: the web root (<c>IWebHostEnvironment.WebRootPath</c>),
+    /// the static web assets manifests of the application (<c>&lt;App&gt;.staticwebassets.runtime.json</c>
+    /// when the host uses it, as in Development: the folders of class libraries, packages and
+    /// build outputs; <c>&lt;App&gt;.staticwebassets.endpoints.json</c>: fingerprinted routes
+    /// and the caching they state), and the environment. See docs/library.md.
+    /// </summary>
+    public static IServiceCollection AddPeregrine(this IServiceCollection services)
+    {
+        Register(services, Options.DefaultName);
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<PeregrineOptions>, StaticWebAssetsDefault>(
+            static sp => new StaticWebAssetsDefault(
+                sp.GetService<Microsoft.AspNetCore.Hosting.IWebHostEnvironment>(),
+                sp.GetService<IConfiguration>(),
+                sp.GetRequiredService<ILoggerFactory>())));
+        return services;
+    }
+
     /// <summary>
     /// Adds Peregrine's services. Options are validated when the host starts, and every error
     /// is reported at once.

@@ -1,0 +1,25 @@
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+
+namespace Peregrine.StaticWebAssets;
+
+/// <summary>
+/// For the instance <c>AddPeregrine()</c> adds (the unnamed one): the host's static web assets
+/// (<see cref="HostAssets"/>), read once when the options are made, after the web root has
+/// become the root (<c>WebRootDefault</c>).
+/// </summary>
+internal sealed class StaticWebAssetsDefault(IWebHostEnvironment? environment, IConfiguration? configuration, ILoggerFactory loggerFactory) : IPostConfigureOptions<PeregrineOptions>
+{
+    public void PostConfigure(string? name, PeregrineOptions options)
+    {
+        if (name != Options.DefaultName || environment is null || configuration is null || string.IsNullOrEmpty(options.Root))
+        {
+            return;
+        }
+
+        var assets = HostAssets.Read(environment, configuration, options.Root, loggerFactory.CreateLogger("Peregrine.StaticWebAssets"));
+        _ = assets; // Applied to the options once mounts exist.
+    }
+}
