@@ -208,7 +208,7 @@ internal sealed class CatalogWatcher : IDisposable
                 continue;
             }
 
-            if (root != mount.Root || FileSystemProbe.IdentityOf(root) != mount.RootIdentity)
+            if (root != mount.Root || FileSystemProbe.NodeOf(root) != mount.RootNode)
             {
                 _catalog.RequestRefresh();
                 return;

@@ -12,12 +12,12 @@ internal sealed class Mount
     private readonly FrozenSet<string>? _files;
     private readonly FrozenSet<string>? _folders;
 
-    public Mount(string urlPrefix, string configuredRoot, string root, FileIdentity rootIdentity, IEnumerable<string>? files, int order)
+    public Mount(string urlPrefix, string configuredRoot, string root, FileNode rootNode, IEnumerable<string>? files, int order)
     {
         UrlPrefix = urlPrefix;
         ConfiguredRoot = configuredRoot;
         Root = root;
-        RootIdentity = rootIdentity;
+        RootNode = rootNode;
         Order = order;
         if (files is not null)
         {
@@ -44,7 +44,7 @@ internal sealed class Mount
     /// <summary>The folder, every link resolved.</summary>
     public string Root { get; }
 
-    public FileIdentity RootIdentity { get; }
+    public FileNode RootNode { get; }
 
     /// <summary>Where the mount was listed: 0 for <see cref="PeregrineOptions.Root"/>, then the mounts in order.</summary>
     public int Order { get; }
@@ -91,7 +91,7 @@ internal sealed class Mount
 
     /// <summary>Same folder, same prefix, same limits: a rescan need not say the mount moved.</summary>
     public bool SameAs(Mount other)
-        => UrlPrefix == other.UrlPrefix && Root == other.Root && RootIdentity == other.RootIdentity;
+        => UrlPrefix == other.UrlPrefix && Root == other.Root && RootNode == other.RootNode;
 }
 
 /// <summary>
@@ -123,7 +123,7 @@ internal static class MountTable
             ?? throw new DirectoryNotFoundException(order == 0
                 ? $"The root '{configuredRoot}' does not exist."
                 : $"The folder '{configuredRoot}' mounted at '{(prefix.Length == 0 ? "/" : prefix)}' does not exist.");
-        return new Mount(prefix, configuredRoot, root, FileSystemProbe.IdentityOf(root), files, order);
+        return new Mount(prefix, configuredRoot, root, FileSystemProbe.NodeOf(root), files, order);
     }
 
     /// <summary>The root mount (<see cref="PeregrineOptions.Root"/>).</summary>
