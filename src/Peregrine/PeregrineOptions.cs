@@ -22,6 +22,15 @@ public sealed class PeregrineOptions
     public IList<ContentMount> Mounts { get; set; } = [];
 
     /// <summary>
+    /// The routes the static web assets manifests add (<c>AddPeregrine()</c>): fingerprinted
+    /// paths that answer with a file under their own Cache-Control, the Cache-Control stated for
+    /// files under their own path, and the encoded files that are not URLs of their own. Set
+    /// from the host at start-up; empty otherwise. A field, not a property: the configuration
+    /// binding generator would try to bind a property.
+    /// </summary>
+    internal StaticWebAssets.AssetRouteTable Routes = StaticWebAssets.AssetRouteTable.Empty;
+
+    /// <summary>
     /// The URL path the files are served under, for example <c>/static</c>. Default: empty,
     /// the site root. Must start with <c>/</c> and must not end with one.
     /// </summary>

@@ -4,7 +4,8 @@ namespace Peregrine.Indexing;
 
 /// <summary>
 /// The Cache-Control of each file, decided once at index time: the first matching
-/// <see cref="PeregrineOptions.CacheRules"/> glob, else the fingerprint rule, else the default.
+/// <see cref="PeregrineOptions.CacheRules"/> glob, else what the static web assets manifest
+/// states for it, else the fingerprint rule, else the default.
 /// </summary>
 internal sealed class CachePolicy
 {
@@ -39,6 +40,13 @@ internal sealed class CachePolicy
             {
                 return value;
             }
+        }
+
+        // What the static web assets manifest states for the file, after the configured rules
+        // (the application's own word) and before the fingerprint guess.
+        if (_options.Routes.CacheControlFor(relativePath) is { } stated)
+        {
+            return stated;
         }
 
         return _options.FingerprintedNames && Fingerprint.IsFingerprinted(fileName)

@@ -9,7 +9,8 @@ namespace Peregrine.Indexing;
 /// walk the tree, refusing hidden names and links that leave the root), build entries
 /// (<see cref="EntryBuilder"/>: content type, content-hash ETag, cached bytes, header values),
 /// add the folders (<see cref="DirectoryEntries"/>: index documents, listings, redirects),
-/// add clean URLs when they are on (<see cref="CleanUrlEntries"/>), then freeze the index.
+/// add clean URLs when they are on (<see cref="CleanUrlEntries"/>), add the static web assets
+/// routes (<see cref="RouteEntries"/>), then freeze the index.
 /// Only files found here can ever be served, so no request path is ever handed to the file
 /// system.
 /// </summary>
@@ -44,6 +45,14 @@ internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budg
                 continue;
             }
 
+            if (options.Routes.IsVariantOnly(entry.RelativePath))
+            {
+                // An encoded file the manifest names (app.css.br): compression reads it as a
+                // variant of its file; it is not a URL of its own.
+                _entries.Discard(entry);
+                continue;
+            }
+
             entries[entry.RelativePath] = entry;
             totalBytes += entry.Identity.Length;
             cachedBytes += entry.Identity.Content?.Length ?? 0;
@@ -55,6 +64,8 @@ internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budg
         {
             CleanUrlEntries.Add(entries, options);
         }
+
+        RouteEntries.Add(entries, options.Routes);
 
         var snapshot = new CatalogSnapshot(entries, fileCount, cachedBytes, mounts);
         PeregrineLog.Indexed(logger, fileCount, totalBytes, cachedBytes, root, stopwatch.ElapsedMilliseconds);

@@ -9,7 +9,7 @@ namespace Peregrine.Indexing;
 /// once by the stage that makes them (compression) and read by every request after. A slot on
 /// the entry rather than a table beside it, so that a request finds them without a second lookup.
 /// </summary>
-internal sealed class CatalogEntry
+internal sealed partial class CatalogEntry
 {
     private CatalogEntry(string relativePath)
     {
@@ -104,7 +104,7 @@ internal sealed class CatalogEntry
     /// The encoded variants once they are made; <see langword="null"/> until then, when the
     /// identity bytes are sent.
     /// </summary>
-    public EncodedVariants? Encoded => Volatile.Read(ref _encoded);
+    public EncodedVariants? Encoded => _aliasOf is null ? Volatile.Read(ref _encoded) : AliasEncoded();
 
     private EncodedVariants? _encoded;
 
@@ -118,6 +118,12 @@ internal sealed class CatalogEntry
     /// </summary>
     public void PublishEncoded(EncodedVariants variants)
     {
+        if (_aliasOf is { } target)
+        {
+            target.PublishEncoded(variants);
+            return;
+        }
+
         Volatile.Write(ref _encoded, variants);
         Volatile.Write(ref _demand, null);
     }
@@ -132,6 +138,12 @@ internal sealed class CatalogEntry
     /// </summary>
     public void ReportDemand()
     {
+        if (_aliasOf is { } target)
+        {
+            target.ReportDemand();
+            return;
+        }
+
         if (Volatile.Read(ref _demand) is not null && Interlocked.Exchange(ref _demand, null) is { } demand)
         {
             demand.Requested(this);

@@ -17,11 +17,13 @@ internal sealed class AssetRouteTable
 {
     private readonly Dictionary<string, string> _cacheControl;
     private readonly Dictionary<string, List<RouteAlias>> _byTarget;
+    private readonly HashSet<string> _variantOnly;
 
-    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, string> cacheControl)
+    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, string> cacheControl, HashSet<string> variantOnly)
     {
         Aliases = aliases;
         _cacheControl = cacheControl;
+        _variantOnly = variantOnly;
         _byTarget = new Dictionary<string, List<RouteAlias>>(StringComparer.Ordinal);
         foreach (var alias in aliases)
         {
@@ -34,13 +36,20 @@ internal sealed class AssetRouteTable
         }
     }
 
-    public static AssetRouteTable Empty { get; } = new([], new(StringComparer.Ordinal));
+    public static AssetRouteTable Empty { get; } = new([], new(StringComparer.Ordinal), new(StringComparer.Ordinal));
 
     /// <summary>Every alias, in the manifests' order.</summary>
     public IReadOnlyList<RouteAlias> Aliases { get; }
 
     /// <summary>True when there is nothing to add.</summary>
-    public bool IsEmpty => Aliases.Count == 0 && _cacheControl.Count == 0;
+    public bool IsEmpty => Aliases.Count == 0 && _cacheControl.Count == 0 && _variantOnly.Count == 0;
+
+    /// <summary>
+    /// True for a file the manifest names as an encoding of another (<c>/app.css.br</c>), when
+    /// such files are not served as URLs: the index leaves it out, and compression still reads it
+    /// as the file's variant (a sidecar).
+    /// </summary>
+    public bool IsVariantOnly(string path) => _variantOnly.Contains(path);
 
     /// <summary>The Cache-Control the manifest states for the file at <paramref name="path"/> under its own path, or <see langword="null"/>.</summary>
     public string? CacheControlFor(string path) => _cacheControl.GetValueOrDefault(path);
@@ -77,10 +86,12 @@ internal sealed class AssetRouteTable
         var aliases = new List<RouteAlias>();
         var aliased = new HashSet<string>(StringComparer.Ordinal);
         var cacheControl = new Dictionary<string, string>(StringComparer.Ordinal);
+        var variantOnly = new HashSet<string>(StringComparer.Ordinal);
         foreach (var route in endpoints?.Routes ?? [])
         {
             if (route.IsEncodedFile && !serveEncodedFiles)
             {
+                variantOnly.Add(renamed.GetValueOrDefault(route.AssetPath) ?? route.AssetPath);
                 continue;
             }
 
@@ -110,6 +121,9 @@ internal sealed class AssetRouteTable
             }
         }
 
-        return new AssetRouteTable(aliases, cacheControl);
+        // An encoded file that some route still answers with as itself stays (none does today).
+        variantOnly.ExceptWith(aliases.Select(a => a.Target));
+        variantOnly.ExceptWith(cacheControl.Keys);
+        return new AssetRouteTable(aliases, cacheControl, variantOnly);
     }
 }

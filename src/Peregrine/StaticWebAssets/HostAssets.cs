@@ -36,8 +36,10 @@ internal sealed record HostAssets(IReadOnlyList<AssetMount> Mounts, AssetRouteTa
     /// <param name="configuration">The host's configuration, for the switches MapStaticAssets reads.</param>
     /// <param name="webRoot">The instance's root, which the runtime manifest's own web root pattern duplicates.</param>
     /// <param name="logger">Where what was read is said, once.</param>
-    public static HostAssets Read(IWebHostEnvironment environment, IConfiguration configuration, string webRoot, ILogger logger)
+    /// <param name="baseDirectory">Where the manifests are looked for; <see cref="AppContext.BaseDirectory"/> unless a test says otherwise.</param>
+    public static HostAssets Read(IWebHostEnvironment environment, IConfiguration configuration, string webRoot, ILogger logger, string? baseDirectory = null)
     {
+        baseDirectory ??= AppContext.BaseDirectory;
         if (string.IsNullOrEmpty(environment.ApplicationName))
         {
             return None;
@@ -46,14 +48,14 @@ internal sealed record HostAssets(IReadOnlyList<AssetMount> Mounts, AssetRouteTa
         RuntimeManifest? runtime = null;
         var runtimePath = configuration[RuntimeManifestKey] is { Length: > 0 } configured
             ? configured
-            : Path.Combine(AppContext.BaseDirectory, environment.ApplicationName + ".staticwebassets.runtime.json");
+            : Path.Combine(baseDirectory, environment.ApplicationName + ".staticwebassets.runtime.json");
         if (UsesStaticWebAssets(environment) && File.Exists(runtimePath))
         {
             runtime = RuntimeManifest.Load(runtimePath);
         }
 
         EndpointsManifest? endpoints = null;
-        var endpointsPath = Path.Combine(AppContext.BaseDirectory, environment.ApplicationName + ".staticwebassets.endpoints.json");
+        var endpointsPath = Path.Combine(baseDirectory, environment.ApplicationName + ".staticwebassets.endpoints.json");
         if (File.Exists(endpointsPath))
         {
             endpoints = EndpointsManifest.Load(endpointsPath);

@@ -19,4 +19,8 @@ internal static class ManifestFiles
     public static string PublishEndpoints => Path.Combine(Folder, "BlazorApp.publish.endpoints.json");
 
     public static Stream Json(string text) => new MemoryStream(System.Text.Encoding.UTF8.GetBytes(text));
+
+    /// <summary>The Cache-Control field as sent (HttpClient's parsed value reorders directives).</summary>
+    public static string? CacheControl(HttpResponseMessage response)
+        => response.Headers.NonValidated.TryGetValues("Cache-Control", out var values) ? string.Join(", ", values) : null;
 }
