@@ -1,5 +1,6 @@
 using System.IO.Compression;
 using System.Net;
+using Microsoft.AspNetCore.Builder;
 using Peregrine.StaticWebAssets;
 using Peregrine.Tests.Infrastructure;
 
@@ -70,6 +71,44 @@ public sealed class AliasTests
 
         // The file under its own path carries what the manifest states for that route.
         Assert.Equal("max-age=3600, must-revalidate", ManifestFiles.CacheControl(file));
+    }
+
+    [Fact]
+    public async Task FastPath_AnswersTheAliasWithItsOwnCacheControl()
+    {
+        using var site = new TempTree();
+        site.Write("app.css", Css);
+        var pipeline = 0;
+        await using var host = await PeregrineHost.StartAsync(
+            site.Root,
+            options => options.Routes = Table(),
+            before: app => app.Use((context, next) =>
+            {
+                Interlocked.Increment(ref pipeline);
+                return next(context);
+            }),
+            fastPath: true);
+
+        // Each on a connection of its own, the fast path's to answer; the file's between the
+        // alias's, to show that the alias's header blocks are its own.
+        using var alias = await OnNewConnection(host, "/app.abcdef1234.css");
+        using var file = await OnNewConnection(host, "/app.css");
+        using var again = await OnNewConnection(host, "/app.abcdef1234.css");
+        Assert.Equal(0, Volatile.Read(ref pipeline));
+        Assert.Equal(Css, await alias.Content.ReadAsStringAsync());
+        Assert.Equal("max-age=31536000, immutable", ManifestFiles.CacheControl(alias));
+        Assert.Equal("max-age=3600, must-revalidate", ManifestFiles.CacheControl(file));
+        Assert.Equal("max-age=31536000, immutable", ManifestFiles.CacheControl(again));
+    }
+
+    private static async Task<HttpResponseMessage> OnNewConnection(PeregrineHost host, string path)
+    {
+        using var client = new HttpClient(new SocketsHttpHandler { AllowAutoRedirect = false, PooledConnectionLifetime = TimeSpan.Zero, AutomaticDecompression = DecompressionMethods.None });
+        using var request = new HttpRequestMessage(HttpMethod.Get, new Uri(host.Address, path));
+        request.Headers.ConnectionClose = true;
+        var response = await client.SendAsync(request);
+        await response.Content.LoadIntoBufferAsync();
+        return response;
     }
 
     [Fact]

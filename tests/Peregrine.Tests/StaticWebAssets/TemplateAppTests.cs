@@ -133,6 +133,42 @@ public sealed partial class TemplateAppTests(TemplateApps apps)
         Assert.True(response.Headers.Contains(TemplateApps.PastPeregrine), $"{path} was answered by Peregrine ({(int)response.StatusCode}).");
     }
 
+    [Fact]
+    public async Task Development_EditsToTheFoldersTheManifestNames_AreServed()
+    {
+        using var process = await Start("BlazorApp", published: false, "swap");
+        var manifest = Peregrine.StaticWebAssets.EndpointsManifest.Load(Path.Combine(apps.Built("BlazorApp"), "BlazorApp.staticwebassets.endpoints.json"));
+        var fingerprintedLib = manifest.Routes.Single(r => r.AssetPath == "/_content/Lib/lib.css" && r.Properties.ContainsKey("fingerprint") && !r.IsEncodedFile).Path;
+        var stamp = Guid.NewGuid().ToString("N");
+
+        // The app's wwwroot, the class library's wwwroot, and the scoped CSS bundle that
+        // dotnet watch writes again when a .razor.css changes.
+        File.WriteAllText(Path.Combine(apps.Project("BlazorApp"), "wwwroot", "app.css"), $"/* {stamp} */");
+        File.WriteAllText(Path.Combine(apps.Project("Lib"), "wwwroot", "lib.css"), $"/* lib {stamp} */");
+        File.WriteAllText(Path.Combine(apps.Project("BlazorApp"), "obj", "Debug", "net10.0", "scopedcss", "bundle", "BlazorApp.styles.css"), $"/* bundle {stamp} */");
+
+        await Eventually(process, "/app.css", $"/* {stamp} */");
+        await Eventually(process, Fingerprinted(published: false), $"/* {stamp} */");
+        await Eventually(process, "/_content/Lib/lib.css", $"/* lib {stamp} */");
+        await Eventually(process, fingerprintedLib, $"/* lib {stamp} */");
+        await Eventually(process, "/BlazorApp.styles.css", $"/* bundle {stamp} */");
+    }
+
+    /// <summary>Polls <paramref name="path"/> until it answers <paramref name="expected"/> from Peregrine, for up to 10 s.</summary>
+    private static async Task Eventually(AppProcess process, string path, string expected)
+    {
+        var seen = "";
+        for (var attempt = 0; attempt < 200 && seen != expected; attempt++)
+        {
+            await Task.Delay(50);
+            using var response = await process.Client.GetAsync(path);
+            Assert.False(response.Headers.Contains(TemplateApps.PastPeregrine), $"{path} went past Peregrine.");
+            seen = await response.Content.ReadAsStringAsync();
+        }
+
+        Assert.Equal(expected, seen);
+    }
+
     /// <summary>A fingerprinted route of app.css, read from the manifest the mode uses.</summary>
     private string Fingerprinted(bool published)
     {
