@@ -121,7 +121,7 @@ internal sealed class RuntimeManifest
                         _patterns.Add(new AssetMount(urlPath.Length == 0 ? "/" : urlPath, root, null));
                         covering.Add((urlPath, pattern.ContentRootIndex));
                     }
-                    else
+                    else if (Directory.Exists(root))
                     {
                         // Another glob (the SDK writes none today): the files it matches now.
                         // Files added later under such a root are not picked up.

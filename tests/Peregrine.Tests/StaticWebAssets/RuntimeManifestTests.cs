@@ -112,4 +112,21 @@ public sealed class RuntimeManifestTests
         Assert.Equal(["/site.css"], mount.Files);
         Assert.Empty(manifest.Renames);
     }
+
+    [Fact]
+    public void Parse_AGlobOtherThanEverything_MountsTheFilesItMatchesNow()
+    {
+        using var tree = new Peregrine.Tests.Infrastructure.TempTree();
+        tree.Write("a.js", "a");
+        tree.Write("sub/b.js", "b");
+        tree.Write("c.css", "c");
+        var json = $$"""
+            { "ContentRoots": [ "{{tree.Root}}/", "{{tree.Root}}/missing/" ],
+              "Root": { "Children": { "pkg": { "Patterns": [ { "ContentRootIndex": 0, "Pattern": "**/*.js" }, { "ContentRootIndex": 1, "Pattern": "*.js" } ] } } } }
+            """;
+        var manifest = RuntimeManifest.Parse(ManifestFiles.Json(json), "x");
+        Assert.Equal(
+            [("/pkg", tree.Root, "/a.js"), ("/pkg/sub", tree.Root + "/sub", "/b.js")],
+            manifest.Mounts.SelectMany(m => m.Files!.Select(f => (m.UrlPath, m.Root, f))).OrderBy(t => t.UrlPath, StringComparer.Ordinal));
+    }
 }
