@@ -9,7 +9,7 @@ using Peregrine.Negotiation;
 namespace Peregrine.FastPath;
 
 // Answering one request head. The decisions are the middleware's own, called with the bytes the
-// fast path read: RepresentationSelector chooses, Preconditions decides 304, FileResponse says
+// fast path read: RepresentationSelector chooses, Preconditions decides 304, ResponseFields says
 // what the response carries. What is left here is framing: the blocks, Date, Connection, body.
 internal sealed partial class Http1FastPath
 {
@@ -27,7 +27,7 @@ internal sealed partial class Http1FastPath
         written = 0;
         var started = _metrics.RequestStarted();
         var snapshot = _catalog.Current;
-        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.Cors.VariesByOrigin) || request.Path.Length > MaxPathChars)
+        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.DependsOnOrigin) || request.Path.Length > MaxPathChars)
         {
             return false;
         }

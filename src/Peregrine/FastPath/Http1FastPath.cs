@@ -4,9 +4,10 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
-using Peregrine.Diagnostics;
+using Peregrine.Fields;
 using Peregrine.Indexing;
 using Peregrine.Live;
+using Peregrine.Metrics;
 
 namespace Peregrine.FastPath;
 
@@ -17,7 +18,7 @@ namespace Peregrine.FastPath;
 /// (a path not in memory, ranges, a body, a percent-encoded path, an unknown precondition,
 /// HTTP/1.0, HTTP/2, a malformed head) is handed to Kestrel before a single byte of that request
 /// is consumed, and Kestrel serves the rest of the connection through the normal pipeline.
-/// The responses are the middleware's: both write one <see cref="FileResponse"/>. Over TLS
+/// The responses are the middleware's: both write one <see cref="ResponseFields"/>. Over TLS
 /// (after Kestrel's handshake, when ALPN chose HTTP/1.1 or nothing) it works the same, writing
 /// through a <see cref="TlsRecordWriter"/>.
 /// </summary>

@@ -1,7 +1,8 @@
+using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Compression;
-using Peregrine.Diagnostics;
 using Peregrine.Live;
+using Peregrine.Metrics;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Diagnostics;

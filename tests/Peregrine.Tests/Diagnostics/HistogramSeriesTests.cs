@@ -1,6 +1,6 @@
 using System.Diagnostics.Metrics;
 using System.Text;
-using Peregrine.Diagnostics;
+using Peregrine.Metrics;
 
 namespace Peregrine.Tests.Diagnostics;
 

@@ -1,7 +1,7 @@
 using System.Net;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Diagnostics;
 using Peregrine.Live;
+using Peregrine.Metrics;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Diagnostics;

@@ -1,5 +1,5 @@
 using System.Diagnostics.Metrics;
-using Peregrine.Diagnostics;
+using Peregrine.Metrics;
 
 namespace Peregrine.Tests.Diagnostics;
 

@@ -1,4 +1,5 @@
-using Peregrine.Diagnostics;
+
+using Peregrine.Metrics;
 
 namespace Peregrine.Tests.Diagnostics;
 

@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Diagnostics;
+using Peregrine.Metrics;
 
 namespace Peregrine.Tests.Diagnostics;
 

@@ -1,8 +1,9 @@
+using Microsoft.AspNetCore.Builder;
 using System.Diagnostics.Metrics;
 using System.Net;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Diagnostics;
 using Peregrine.Live;
+using Peregrine.Metrics;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Diagnostics;

@@ -1,3 +1,4 @@
+using Peregrine.Validation;
 using System.Net;
 using System.Net.Http.Headers;
 using Microsoft.AspNetCore.Builder;

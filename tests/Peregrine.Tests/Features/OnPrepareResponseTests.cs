@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Builder;
 using System.Net;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Live;

@@ -1,3 +1,4 @@
+using Peregrine.Validation;
 using System.Diagnostics;
 using System.Net;
 using Peregrine.Tests.Infrastructure;

@@ -2,11 +2,13 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
-using Peregrine.Diagnostics;
 using Peregrine.FastPath;
 using Peregrine.Live;
+using Peregrine.Metrics;
 
-namespace Peregrine;
+// In the namespace of Kestrel's own ListenOptions extensions (UseHttps), which an application
+// that configures Kestrel already imports.
+namespace Microsoft.AspNetCore.Hosting;
 
 /// <summary>Peregrine's HTTP/1.1 fast path for a Kestrel endpoint.</summary>
 public static class PeregrineFastPathExtensions
@@ -60,7 +62,7 @@ public static class PeregrineFastPathExtensions
     /// <summary>The fast path of the unnamed instance; null when the application has named instances only, whose requests all go to the pipeline.</summary>
     private static Http1FastPath? Create(IServiceProvider services, string[] reservedPaths, bool frontOnly)
     {
-        var instances = services.GetService<Instances.PeregrineInstances>()
+        var instances = services.GetService<Peregrine.Instances.PeregrineInstances>()
             ?? throw new InvalidOperationException("Call services.AddPeregrine(...) before using the Peregrine fast path.");
         if (!instances.Has(""))
         {

@@ -1,12 +1,15 @@
+using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Cors;
 
-namespace Peregrine;
+namespace Peregrine.Fields;
 
 /// <summary>
 /// The response headers that come from options rather than from a file: the configured extra
 /// headers, the CORS policy and the Vary values that follow from it. Derived once, and shared
-/// by the middleware and the HTTP/1.1 fast path so that the two cannot drift apart.
+/// by the middleware and the HTTP/1.1 fast path so that the two cannot drift apart. Each
+/// response's list (<c>Indexing/ResponseFields</c>) folds these in; what depends on the
+/// request's Origin is decided here, in <see cref="AddCors"/>, and nowhere else.
 /// </summary>
 internal sealed class ConfiguredHeaders
 {
@@ -35,5 +38,25 @@ internal sealed class ConfiguredHeaders
     /// <summary>Vary for a file whose representation depends on Accept-Encoding (RFC 9110 §12.5.5).</summary>
     public StringValues VaryNegotiable { get; }
 
-    public StringValues VaryFor(Indexing.CatalogEntry entry) => entry.Negotiable ? VaryNegotiable : Vary;
+    /// <summary>Vary for a file, by whether its representation is negotiated.</summary>
+    public StringValues VaryFor(bool negotiable) => negotiable ? VaryNegotiable : Vary;
+
+    /// <summary>
+    /// True when the answer depends on the request's Origin (a list of allowed origins), so it
+    /// cannot be encoded ahead of the request: the fast path hands such requests on.
+    /// </summary>
+    public bool DependsOnOrigin => Cors.VariesByOrigin;
+
+    /// <summary>
+    /// The CORS fields that depend on the request, added to a response being answered: with a
+    /// list of origins, the allowed one is echoed. With any origin allowed the fields are in
+    /// <see cref="Extra"/> already, the same for every request.
+    /// </summary>
+    public void AddCors(HttpRequest request, IHeaderDictionary headers)
+    {
+        if (Cors.VariesByOrigin)
+        {
+            Cors.AddResponseHeaders(request, headers);
+        }
+    }
 }

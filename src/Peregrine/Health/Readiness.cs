@@ -1,7 +1,7 @@
 using Peregrine.Indexing;
 using Peregrine.Live;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Health;
 
 /// <summary>
 /// Whether a catalog serves files: the one answer behind both <c>UsePeregrineHealth</c> and

@@ -1,14 +1,14 @@
-using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Peregrine.Compression;
-using Peregrine.Diagnostics;
+using Peregrine.Health;
 using Peregrine.Live;
+using Peregrine.Metrics;
 
-// In the root namespace, beside UsePeregrine: an application that can call one can call these.
-namespace Peregrine;
+// Beside UsePeregrine: an application that can call one can call these.
+namespace Microsoft.AspNetCore.Builder;
 
 /// <summary>Health and metrics endpoints for an application that serves files with Peregrine.</summary>
 public static class PeregrineDiagnosticsExtensions
@@ -76,7 +76,7 @@ public static class PeregrineDiagnosticsExtensions
         name ??= instance.Length == 0 ? "peregrine" : "peregrine:" + instance;
         return builder.Add(new HealthCheckRegistration(
             name,
-            sp => new PeregrineHealthCheck(Instances.PeregrineInstances.Resolve(sp, instance, "app.MapHealthChecks(...)").Catalog),
+            sp => new PeregrineHealthCheck(Peregrine.Instances.PeregrineInstances.Resolve(sp, instance, "app.MapHealthChecks(...)").Catalog),
             failureStatus,
             tags));
     }
@@ -99,7 +99,7 @@ public static class PeregrineDiagnosticsExtensions
             // Read at collection time from the instances' registry, which holds the catalogs and
             // compressors as they are made: nothing is resolved here, so no catalog or compressor
             // ever waits on the metrics, and every instance is counted.
-            if (sp.GetService<Instances.PeregrineInstances>() is { } instances)
+            if (sp.GetService<Peregrine.Instances.PeregrineInstances>() is { } instances)
             {
                 metrics.SetFilesIndexedSource(instances.FilesIndexed);
                 metrics.SetCompressionSource(instances.CompressionTotals);

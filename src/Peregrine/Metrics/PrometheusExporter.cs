@@ -3,7 +3,7 @@ using System.Diagnostics.Metrics;
 using System.Globalization;
 using System.Text;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Metrics;
 
 /// <summary>
 /// Keeps running totals of Peregrine's instruments and renders them in the Prometheus text

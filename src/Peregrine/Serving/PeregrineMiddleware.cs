@@ -1,16 +1,19 @@
 using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Conditional;
-using Peregrine.Diagnostics;
 using Peregrine.Fallback;
+using Peregrine.Fields;
 using Peregrine.Indexing;
+using Peregrine.Instances;
 using Peregrine.Live;
+using Peregrine.Metrics;
 using Peregrine.Negotiation;
 using Peregrine.Send;
 using Peregrine.Syntax;
 
-namespace Peregrine;
+namespace Peregrine.Serving;
 
 /// <summary>
 /// Serves the files of the catalog. <see cref="Invoke"/> and <see cref="Serve"/> run the stages
@@ -51,6 +54,22 @@ internal sealed partial class PeregrineMiddleware
         _notFoundPage = options.NotFoundPage is { } page ? new NotFoundPage(page, catalog, metrics) : null;
         _onPrepareResponse = options.OnPrepareResponse;
         catalog.Start();
+    }
+
+    /// <summary>
+    /// The middleware of one instance, with its compressor made first so that it follows every
+    /// snapshot; indexing starts when the middleware is made.
+    /// </summary>
+    internal static Func<RequestDelegate, RequestDelegate> Create(IServiceProvider services, string name, string caller, out PeregrineOptions options)
+    {
+        var (catalog, _) = PeregrineInstances.Resolve(services, name, caller);
+        var loggerFactory = services.GetRequiredService<ILoggerFactory>();
+        var metrics = services.GetRequiredService<PeregrineMetrics>();
+        options = catalog.Options;
+
+        // Constructed directly rather than through UseMiddleware<T>: no reflection, so the
+        // library stays trimmable and Native AOT-compatible.
+        return next => new PeregrineMiddleware(next, catalog, metrics, loggerFactory).Invoke;
     }
 
     public Task Invoke(HttpContext context)
@@ -121,14 +140,10 @@ internal sealed partial class PeregrineMiddleware
         // :: negotiate (Negotiation): the representation and the fields that describe it
         var headers = response.Headers;
         var representation = RepresentationSelector.Select(entry, request.Headers.AcceptEncoding);
-        var described = FileResponse.For(entry, representation, _headers);
-        described.WriteEntity(headers, cacheControlOverride);
-        if (_headers.Cors.VariesByOrigin)
-        {
-            _headers.Cors.AddResponseHeaders(request, headers);
-        }
+        var described = ResponseFields.For(entry, representation, _headers);
+        described.WriteEntity(request, headers, cacheControlOverride);
 
-        _onPrepareResponse?.Invoke(new PeregrineResponseContext(context, entry));
+        _onPrepareResponse?.Invoke(new PeregrineResponseContext(context, entry.RelativePath, entry.PhysicalPath, entry.Identity.Length, entry.LastModified, entry.ContentType.ToString()));
 
         // :: preconditions (Conditional)
         // Preconditions compare against the representation that would be sent (§13.1).

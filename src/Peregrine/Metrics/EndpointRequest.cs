@@ -1,7 +1,7 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Metrics;
 
 internal static class EndpointRequest
 {

@@ -3,7 +3,7 @@ using System.Diagnostics.Metrics;
 using System.Globalization;
 using System.Text;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Metrics;
 
 /// <summary>
 /// The running buckets of one histogram, one set per tag set, as the Prometheus exporter keeps

@@ -2,7 +2,7 @@ using System.Text;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Metrics;
 
 /// <summary>
 /// Answers GET and HEAD on one path with <see cref="PrometheusExporter.Scrape"/>; every other

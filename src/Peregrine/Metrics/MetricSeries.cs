@@ -2,7 +2,7 @@ using System.Diagnostics.Metrics;
 using System.Globalization;
 using System.Text;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Metrics;
 
 /// <summary>
 /// The running values of one instrument, one per tag set, as the Prometheus exporter keeps

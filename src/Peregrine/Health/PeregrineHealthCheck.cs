@@ -1,7 +1,7 @@
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Peregrine.Live;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Health;
 
 /// <summary>
 /// Readiness of one Peregrine instance for <c>MapHealthChecks</c>: healthy once its first index

@@ -4,8 +4,9 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Compression;
 using Peregrine.Live;
+using Peregrine.Metrics;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Health;
 
 /// <summary>
 /// Answers GET and HEAD on one path with the readiness of the file catalog; every other

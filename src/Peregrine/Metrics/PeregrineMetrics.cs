@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Metrics;
 
 /// <summary>
 /// Peregrine's instruments, on a meter named <see cref="MeterName"/>. Names and units follow

@@ -1,6 +1,6 @@
 using Microsoft.Extensions.Options;
 
-namespace Peregrine;
+namespace Peregrine.Validation;
 
 /// <summary>
 /// Validates <see cref="PeregrineOptions"/> once, at start-up, collecting every error so that

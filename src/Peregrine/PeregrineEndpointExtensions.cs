@@ -1,12 +1,12 @@
-using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Routing.Patterns;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Instances;
+using Peregrine.Serving;
 
-// In the root namespace, beside UsePeregrine: an application that can call one can call this.
-namespace Peregrine;
+// Beside UsePeregrine, in ASP.NET Core's namespace for Map* methods, as MapStaticAssets is.
+namespace Microsoft.AspNetCore.Builder;
 
 /// <summary>Peregrine as a routing endpoint.</summary>
 public static class PeregrineEndpointExtensions
@@ -41,7 +41,7 @@ public static class PeregrineEndpointExtensions
         }
 
         var services = endpoints.ServiceProvider;
-        var middleware = PeregrineExtensions.CreateMiddleware(services, name, caller, out var options);
+        var middleware = PeregrineMiddleware.Create(services, name, caller, out var options);
         if (!string.IsNullOrEmpty(options.RequestPath.Value))
         {
             throw new InvalidOperationException($"RequestPath: '{options.RequestPath}' cannot be used with {caller}: the route pattern '{pattern}' says where the files are. Leave RequestPath empty.");

@@ -1,6 +1,6 @@
 using Microsoft.Extensions.Logging;
 
-namespace Peregrine;
+namespace Peregrine.Logging;
 
 /// <summary>Log messages with stable event ids. Nothing here is logged per request.</summary>
 internal static partial class PeregrineLog

@@ -4,7 +4,7 @@ using Peregrine.Indexing;
 using Peregrine.Listing;
 using Peregrine.Send;
 
-namespace Peregrine;
+namespace Peregrine.Serving;
 
 /// <summary>Directory listings, for folders without a default document when listings are on.</summary>
 internal sealed partial class PeregrineMiddleware

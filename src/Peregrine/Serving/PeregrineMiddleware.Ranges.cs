@@ -5,7 +5,7 @@ using Peregrine.Conditional;
 using Peregrine.Indexing;
 using Peregrine.Ranges;
 
-namespace Peregrine;
+namespace Peregrine.Serving;
 
 /// <summary>Range requests (RFC 9110 §14) on the selected representation.</summary>
 internal sealed partial class PeregrineMiddleware
@@ -16,7 +16,7 @@ internal sealed partial class PeregrineMiddleware
     /// Decides what a Range field asks for: 416, or the ranges (one, or several as
     /// multipart/byteranges) or the whole representation, which the sender then sends.
     /// </summary>
-    private Task ServeRanges(HttpContext context, CatalogEntry entry, Representation representation, FileResponse described, StringValues rangeHeader)
+    private Task ServeRanges(HttpContext context, CatalogEntry entry, Representation representation, ResponseFields described, StringValues rangeHeader)
     {
         var length = representation.Length;
         Span<ByteRange> ranges = stackalloc ByteRange[RangeParser.MaxRanges];

@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Metrics;
 
 /// <summary>
 /// OpenTelemetry names to Prometheus names, as the OpenTelemetry specification's

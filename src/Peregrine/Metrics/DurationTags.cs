@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Http;
 
-namespace Peregrine.Diagnostics;
+namespace Peregrine.Metrics;
 
 /// <summary>
 /// Tag values of <c>peregrine.request.duration</c> as OpenTelemetry's HTTP conventions spell
