@@ -30,7 +30,19 @@ public static class PeregrineFastPathExtensions
     /// <param name="reservedPaths">Paths other middleware answers before Peregrine (such as
     /// <c>/healthz</c>); requests for them always take the pipeline.</param>
     public static ListenOptions UsePeregrineFastPath(this ListenOptions listen, params string[] reservedPaths)
-        => Use(listen, reservedPaths, frontOnly: false);
+        => Use(listen, reservedPaths, frontOnly: false, sizeTlsOutput: true);
+
+    /// <summary>
+    /// The fast path, as <see cref="UsePeregrineFastPath(ListenOptions, string[])"/> adds it, with
+    /// TLS output sizing on or off: with <paramref name="sizeTlsOutput"/> false, HTTP/1.1 over TLS
+    /// is still answered here, and every TLS connection's output is left to Kestrel's 4 KiB
+    /// writes (for comparison, or where a TLS stack prefers small records).
+    /// </summary>
+    /// <param name="listen">The endpoint.</param>
+    /// <param name="sizeTlsOutput">Whether TLS output is written in 32 KiB pieces. Default (in the other overload): true.</param>
+    /// <param name="reservedPaths">Paths other middleware answers before Peregrine; requests for them always take the pipeline.</param>
+    public static ListenOptions UsePeregrineFastPath(this ListenOptions listen, bool sizeTlsOutput, params string[] reservedPaths)
+        => Use(listen, reservedPaths, frontOnly: false, sizeTlsOutput);
 
     /// <summary>
     /// The fast path's look at each connection's first head for what Kestrel's parser would get
@@ -38,9 +50,9 @@ public static class PeregrineFastPathExtensions
     /// fast path, so that both answer alike.
     /// </summary>
     internal static ListenOptions UsePeregrineKestrelFront(this ListenOptions listen)
-        => Use(listen, [], frontOnly: true);
+        => Use(listen, [], frontOnly: true, sizeTlsOutput: false);
 
-    private static ListenOptions Use(ListenOptions listen, string[] reservedPaths, bool frontOnly)
+    private static ListenOptions Use(ListenOptions listen, string[] reservedPaths, bool frontOnly, bool sizeTlsOutput)
     {
         ArgumentNullException.ThrowIfNull(listen);
         Http1FastPath? fastPath = null;
@@ -50,7 +62,7 @@ public static class PeregrineFastPathExtensions
             if (!Volatile.Read(ref made))
             {
                 // Made on the first connection, once the pipeline (and so every mount) is built.
-                fastPath = Create(listen.ApplicationServices, reservedPaths, frontOnly);
+                fastPath = Create(listen.ApplicationServices, reservedPaths, frontOnly, sizeTlsOutput);
                 Volatile.Write(ref made, true);
             }
 
@@ -60,7 +72,7 @@ public static class PeregrineFastPathExtensions
     }
 
     /// <summary>The fast path of the unnamed instance; null when the application has named instances only, whose requests all go to the pipeline.</summary>
-    private static Http1FastPath? Create(IServiceProvider services, string[] reservedPaths, bool frontOnly)
+    private static Http1FastPath? Create(IServiceProvider services, string[] reservedPaths, bool frontOnly, bool sizeTlsOutput)
     {
         var instances = services.GetService<Peregrine.Instances.PeregrineInstances>()
             ?? throw new InvalidOperationException("Call services.AddPeregrine(...) before using the Peregrine fast path.");
@@ -79,6 +91,7 @@ public static class PeregrineFastPathExtensions
             kestrel.Limits,
             kestrel.AddServerHeader,
             FastPathScope.Of(instances, catalog.Options),
-            frontOnly);
+            frontOnly,
+            sizeTlsOutput);
     }
 }

@@ -21,7 +21,7 @@ internal sealed partial class Http1FastPath
     private const int MaxAcceptEncodingChars = 512;
     private const int MaxIfNoneMatchChars = 1024;
 
-    private bool TryRespond(ReadOnlySpan<byte> head, PipeWriter output, out bool close, out long written)
+    private bool TryRespond(ReadOnlySpan<byte> head, PipeWriter output, bool https, out bool close, out long written)
     {
         close = false;
         written = 0;
@@ -86,7 +86,7 @@ internal sealed partial class Http1FastPath
 
         var status = notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
         _metrics.Served(status, bodyBytes, fromMemory: true, ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
-        _metrics.RequestDone(started, request.IsHead ? HttpMethods.Head : HttpMethods.Get, status, https: output is TlsRecordWriter, "1.1");
+        _metrics.RequestDone(started, request.IsHead ? HttpMethods.Head : HttpMethods.Get, status, https, "1.1");
         return true;
     }
 

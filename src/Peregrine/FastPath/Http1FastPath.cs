@@ -8,6 +8,7 @@ using Peregrine.Fields;
 using Peregrine.Indexing;
 using Peregrine.Live;
 using Peregrine.Metrics;
+using Peregrine.Transport;
 
 namespace Peregrine.FastPath;
 
@@ -20,7 +21,7 @@ namespace Peregrine.FastPath;
 /// is consumed, and Kestrel serves the rest of the connection through the normal pipeline.
 /// The responses are the middleware's: both write one <see cref="ResponseFields"/>. Over TLS
 /// (after Kestrel's handshake, when ALPN chose HTTP/1.1 or nothing) it works the same, writing
-/// through a <see cref="TlsRecordWriter"/>.
+/// through the connection's <see cref="TlsOutput"/> unless that is switched off.
 /// </summary>
 internal sealed partial class Http1FastPath
 {
@@ -45,6 +46,7 @@ internal sealed partial class Http1FastPath
     /// <summary>False for <see cref="KestrelFront"/> alone: no request is answered here.</summary>
     private readonly bool _serves;
     private readonly bool _serverHeader;
+    private readonly bool _sizeTlsOutput;
     private readonly TimeSpan _keepAliveTimeout;
     private readonly TimeSpan _headersTimeout;
     private readonly MinDataRate? _minResponseDataRate;
@@ -56,15 +58,17 @@ internal sealed partial class Http1FastPath
     /// <c>scope</c> is what the fast path may answer (<see cref="FastPathScope.Of"/>); null when
     /// it is made for the catalog alone, with no application around it. <c>frontOnly</c> makes
     /// it answer nothing and look at each connection's first head for <see cref="KestrelFront"/>
-    /// only, for a server that runs without the fast path.
+    /// only, for a server that runs without the fast path. <c>sizeTlsOutput</c> false leaves a
+    /// TLS connection's output to Kestrel (<see cref="TlsOutput"/>).
     /// </remarks>
-    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader, FastPathScope? scope = null, bool frontOnly = false)
+    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader, FastPathScope? scope = null, bool frontOnly = false, bool sizeTlsOutput = true)
     {
         _headLimits = new HeadLimits(limits);
         _keepAliveTimeout = limits.KeepAliveTimeout;
         _headersTimeout = limits.RequestHeadersTimeout;
         _minResponseDataRate = limits.MinResponseDataRate;
         _serverHeader = serverHeader;
+        _sizeTlsOutput = sizeTlsOutput;
         var options = catalog.Options;
         _catalog = catalog;
         _metrics = metrics;
@@ -82,7 +86,7 @@ internal sealed partial class Http1FastPath
     {
         if (connection.Features.Get<ITlsApplicationProtocolFeature>() is not { } protocol)
         {
-            return ServeAsync(connection, connection.Transport.Output, next);
+            return ServeAsync(connection, connection.Transport.Output, https: false, next);
         }
 
         if (connection.Features.Get<ISslStreamFeature>() is not { } tls)
@@ -91,10 +95,11 @@ internal sealed partial class Http1FastPath
             return next(connection);
         }
 
-        if (!_serves)
+        if (!_serves || !_sizeTlsOutput)
         {
-            // Nothing answered here, so TLS output is left to Kestrel; HTTP/2 has no first head.
-            return IsHttp11(protocol.ApplicationProtocol.Span) ? ServeAsync(connection, connection.Transport.Output, next) : next(connection);
+            // Nothing answered here, or TLS output sizing is off: TLS output is left to Kestrel;
+            // HTTP/2 has no first head.
+            return IsHttp11(protocol.ApplicationProtocol.Span) ? ServeAsync(connection, connection.Transport.Output, https: true, next) : next(connection);
         }
 
         return ServeTlsAsync(connection, protocol, tls, next);
@@ -103,15 +108,13 @@ internal sealed partial class Http1FastPath
     private async Task ServeTlsAsync(ConnectionContext connection, ITlsApplicationProtocolFeature protocol, ISslStreamFeature tls, ConnectionDelegate next)
     {
         // Over TLS every response, the fast path's and Kestrel's (HTTP/2 included), goes to the
-        // SslStream through one TlsRecordWriter for the connection's life.
-        var original = connection.Transport;
-        var records = new TlsRecordWriter(tls.SslStream);
-        connection.Transport = new TlsRecordWriter.Transport(original.Input, records);
+        // SslStream through one TlsRecordWriter for the connection's life (Transport/TlsOutput).
+        var output = TlsOutput.Install(connection, tls.SslStream);
         try
         {
             if (IsHttp11(protocol.ApplicationProtocol.Span))
             {
-                await ServeAsync(connection, records, next);
+                await ServeAsync(connection, output.Writer, https: true, next);
             }
             else
             {
@@ -120,14 +123,13 @@ internal sealed partial class Http1FastPath
         }
         finally
         {
-            connection.Transport = original;
-            records.Complete();
+            output.Remove(connection);
         }
     }
 
     private static bool IsHttp11(ReadOnlySpan<byte> alpn) => alpn.IsEmpty || alpn.SequenceEqual("http/1.1"u8);
 
-    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, ConnectionDelegate next)
+    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, bool https, ConnectionDelegate next)
     {
         var input = connection.Transport.Input;
         using var watched = FastPathHeartbeat.Watch(input, output);
@@ -174,7 +176,7 @@ internal sealed partial class Http1FastPath
                 Outcome outcome;
                 if (stash is null)
                 {
-                    outcome = Process(ref buffer, output, ref first, out rewritten, out rewrittenLength);
+                    outcome = Process(ref buffer, output, https, ref first, out rewritten, out rewrittenLength);
                 }
                 else
                 {
@@ -189,7 +191,7 @@ internal sealed partial class Http1FastPath
 
                     buffer.Slice(0, take).CopyTo(stash.AsSpan(stashed));
                     var work = new ReadOnlySequence<byte>(stash, 0, stashed + take);
-                    outcome = Process(ref work, output, ref first, out rewritten, out rewrittenLength);
+                    outcome = Process(ref work, output, https, ref first, out rewritten, out rewrittenLength);
                     var done = stashed + take - (int)work.Length;
                     if (done == 0)
                     {

@@ -10,6 +10,17 @@ namespace Peregrine.Tests.Architecture;
 /// </summary>
 public sealed class NamespaceCycleTests
 {
+    // Cycles known today and not yet broken, per assembly: each is a set of namespaces that may
+    // reach each other, and no other cycle, nor a larger set, passes. In the server, the
+    // settings loaders of AccessLog/, Auth/ and Tls/ read ServerSettings, which holds what they
+    // load; breaking it belongs with the rework of Configuration/ (issue 23). Empty for the
+    // library, and to be emptied for the server.
+    private static readonly Dictionary<string, string[][]> s_known = new()
+    {
+        ["Peregrine"] = [],
+        ["Peregrine.Server"] = [["Peregrine.Server.AccessLog", "Peregrine.Server.Auth", "Peregrine.Server.Configuration", "Peregrine.Server.Tls"]],
+    };
+
     public static TheoryData<string> Assemblies() => new()
     {
         typeof(PeregrineOptions).Assembly.Location,
@@ -21,8 +32,11 @@ public sealed class NamespaceCycleTests
     public void Assembly_Namespaces_FormNoCycle(string path)
     {
         var graph = NamespaceGraph.Read(path);
+        var known = s_known[Path.GetFileNameWithoutExtension(path)];
 
-        var cycles = graph.Cycles();
+        var cycles = graph.Cycles()
+            .Where(cycle => !known.Any(set => graph.CycleSet(cycle[0]).IsSubsetOf(set)))
+            .ToList();
 
         Assert.True(graph.Edges.Count > 1, "the reader found no dependencies at all in " + path);
         Assert.True(cycles.Count == 0, $"namespace cycles in {Path.GetFileName(path)}:{Environment.NewLine}"

@@ -175,7 +175,7 @@ internal sealed class NamespaceGraph
     public string Describe(IReadOnlyList<string> cycle)
     {
         var lines = new List<string> { string.Join(" → ", cycle) };
-        var members = Reachable(cycle[0]).Where(ns => Reachable(ns).Contains(cycle[0])).Order(StringComparer.Ordinal).ToList();
+        var members = CycleSet(cycle[0]).Order(StringComparer.Ordinal).ToList();
         if (members.Count > cycle.Count - 1)
         {
             lines.Add($"  (one of the cycles among {string.Join(", ", members)})");
@@ -188,6 +188,10 @@ internal sealed class NamespaceGraph
 
         return string.Join(Environment.NewLine, lines);
     }
+
+    /// <summary>The namespaces that <paramref name="member"/> reaches and that reach it back: its whole cycle set.</summary>
+    public HashSet<string> CycleSet(string member) =>
+        Reachable(member).Where(ns => Reachable(ns).Contains(member)).ToHashSet(StringComparer.Ordinal);
 
     private HashSet<string> Reachable(string start)
     {

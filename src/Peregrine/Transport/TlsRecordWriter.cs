@@ -2,7 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Security;
 
-namespace Peregrine.FastPath;
+namespace Peregrine.Transport;
 
 /// <summary>
 /// The fast path's output on a TLS connection: responses are gathered into buffers of
