@@ -1,4 +1,3 @@
-using Peregrine.Validation;
 using System.Net;
 using System.Net.Http.Headers;
 using Microsoft.AspNetCore.Builder;
@@ -6,6 +5,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Compression;
 using Peregrine.Tests.Infrastructure;
+using Peregrine.Validation;
 
 namespace Peregrine.Tests.Fallback;
 

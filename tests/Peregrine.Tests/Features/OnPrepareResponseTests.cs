@@ -1,5 +1,5 @@
-using Microsoft.AspNetCore.Builder;
 using System.Net;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;

@@ -1,7 +1,7 @@
-using Peregrine.Validation;
 using System.Diagnostics;
 using System.Net;
 using Peregrine.Tests.Infrastructure;
+using Peregrine.Validation;
 
 namespace Peregrine.Tests.Sources;
 

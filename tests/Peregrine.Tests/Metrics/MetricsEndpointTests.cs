@@ -4,7 +4,7 @@ using Peregrine.Live;
 using Peregrine.Metrics;
 using Peregrine.Tests.Infrastructure;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Metrics;
 
 /// <summary>/metrics serves the Prometheus text format from a real Kestrel.</summary>
 public sealed class MetricsEndpointTests : IAsyncLifetime

@@ -1,7 +1,7 @@
 using System.Diagnostics.Metrics;
 using Peregrine.Metrics;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Metrics;
 
 /// <summary>
 /// What <see cref="PeregrineMetrics.Served"/> records, as the Prometheus exporter shows it,

@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text.RegularExpressions;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Metrics;
 
 /// <summary>Reads the Prometheus text format (0.0.4) as a scraper would, for assertions.</summary>
 internal static partial class PrometheusText

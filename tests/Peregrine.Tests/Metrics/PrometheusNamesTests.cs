@@ -1,7 +1,7 @@
 
 using Peregrine.Metrics;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Metrics;
 
 /// <summary>OpenTelemetry names to Prometheus names, as the OpenTelemetry specification maps them.</summary>
 public sealed class PrometheusNamesTests

@@ -4,8 +4,9 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
+using Peregrine.Tests.Metrics;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Health;
 
 /// <summary>
 /// /healthz is readiness: 200 once the first index is in force, 503 before it and after it

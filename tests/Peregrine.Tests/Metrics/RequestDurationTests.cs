@@ -1,12 +1,12 @@
-using Microsoft.AspNetCore.Builder;
 using System.Diagnostics.Metrics;
 using System.Net;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Live;
 using Peregrine.Metrics;
 using Peregrine.Tests.Infrastructure;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Metrics;
 
 /// <summary>peregrine.request.duration: one measurement per request Peregrine answers, on either path.</summary>
 public sealed class RequestDurationTests : IAsyncLifetime

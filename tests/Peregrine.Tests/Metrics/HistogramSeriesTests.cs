@@ -2,7 +2,7 @@ using System.Diagnostics.Metrics;
 using System.Text;
 using Peregrine.Metrics;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Metrics;
 
 /// <summary>How a histogram is rendered in the Prometheus text format.</summary>
 public sealed class HistogramSeriesTests : IDisposable

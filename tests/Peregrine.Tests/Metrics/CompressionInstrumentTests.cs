@@ -5,7 +5,7 @@ using Peregrine.Live;
 using Peregrine.Metrics;
 using Peregrine.Tests.Infrastructure;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Metrics;
 
 /// <summary>peregrine.compression.pending, .done and .final at /metrics.</summary>
 public sealed class CompressionInstrumentTests : IDisposable

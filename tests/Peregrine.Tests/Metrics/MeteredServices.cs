@@ -2,7 +2,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Metrics;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Metrics;
 
 /// <summary>
 /// The diagnostics services as AddPeregrine registers them, in a container of their own, so

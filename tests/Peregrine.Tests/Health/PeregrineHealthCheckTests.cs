@@ -4,7 +4,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 
-namespace Peregrine.Tests.Diagnostics;
+namespace Peregrine.Tests.Health;
 
 /// <summary>AddHealthChecks().AddPeregrineCheck() with MapHealthChecks: ready once the first index is in force.</summary>
 public sealed class PeregrineHealthCheckTests : IDisposable
