@@ -27,16 +27,14 @@ internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budg
     /// length and modification time are reused as they are (bytes, tags and variants), so a
     /// rebuild after a change reads and hashes only what changed.
     /// </summary>
-    public CatalogSnapshot Build(CatalogSnapshot? previous = null, CancellationToken cancellationToken = default, Func<string, bool>? isBeingWritten = null)
+    public CatalogSnapshot Build(CatalogSnapshot? previous = null, CancellationToken cancellationToken = default, Func<FoundFile, bool>? isBeingWritten = null)
     {
         var stopwatch = Stopwatch.StartNew();
-        var root = FileSystemProbe.RealPath(Path.GetFullPath(options.Root))
-            ?? throw new DirectoryNotFoundException($"The root '{options.Root}' does not exist.");
-        var identity = FileSystemProbe.IdentityOf(root);
-
-        var (files, directories) = _scanner.Scan(root, cancellationToken);
+        var mounts = MountTable.Resolve(options);
+        var root = MountTable.RootOf(mounts).Root;
+        var (files, directories) = Scan(mounts, cancellationToken);
         var entries = new Dictionary<string, CatalogEntry>(files.Count + directories.Count * 2, StringComparer.Ordinal);
-        var built = _entries.Build(files, root, previous, cancellationToken, isBeingWritten);
+        var built = _entries.Build(files, previous, cancellationToken, isBeingWritten);
         Unsettled = _entries.Unsettled;
 
         long totalBytes = 0, cachedBytes = 0;
@@ -59,8 +57,64 @@ internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budg
             CleanUrlEntries.Add(entries, options);
         }
 
-        var snapshot = new CatalogSnapshot(entries, fileCount, cachedBytes, root, identity);
+        var snapshot = new CatalogSnapshot(entries, fileCount, cachedBytes, mounts);
         PeregrineLog.Indexed(logger, fileCount, totalBytes, cachedBytes, root, stopwatch.ElapsedMilliseconds);
         return snapshot;
+    }
+
+    /// <summary>
+    /// The files and folders of every mount as URL paths, overlaid: a path two folders hold is
+    /// taken from the first in <paramref name="mounts"/>' order, and the folders above a mount's
+    /// URL path (<c>/a</c> for a mount at <c>/a/b</c>) are added so that the site's tree holds it.
+    /// </summary>
+    private ScannedTree Scan(Mount[] mounts, CancellationToken cancellationToken)
+    {
+        if (mounts.Length == 1)
+        {
+            return _scanner.Scan(mounts[0].Root, cancellationToken);
+        }
+
+        var files = new List<FoundFile>();
+        var directories = new List<FoundDirectory>();
+
+        // Each URL path once, the first mount's: true for a file, false for a folder.
+        var taken = new Dictionary<string, bool>(StringComparer.Ordinal);
+        foreach (var mount in mounts)
+        {
+            var tree = mount.ToUrls(_scanner.Scan(mount.Root, cancellationToken));
+            foreach (var file in tree.Files)
+            {
+                if (taken.TryAdd(file.Relative, true))
+                {
+                    files.Add(file);
+                }
+            }
+
+            foreach (var directory in tree.Directories)
+            {
+                if (taken.TryAdd(directory.Relative, false))
+                {
+                    directories.Add(directory);
+                }
+            }
+        }
+
+        foreach (var (folder, by) in MountTable.ImpliedFolders(mounts))
+        {
+            if (taken.TryAdd(folder, false))
+            {
+                // Listed with the time of the folder mounted below it.
+                directories.Add(new FoundDirectory(folder, Directory.GetLastWriteTimeUtc(by.Root)));
+            }
+        }
+
+        // The site's root folder first, as a scan of one folder gives it.
+        var rootFolder = directories.FindIndex(directory => directory.Relative.Length == 0);
+        if (rootFolder > 0)
+        {
+            (directories[0], directories[rootFolder]) = (directories[rootFolder], directories[0]);
+        }
+
+        return new ScannedTree(files, directories);
     }
 }

@@ -21,14 +21,17 @@ internal sealed class CatalogEntry
 
     /// <summary>
     /// The resolved file the bytes come from; empty for a directory redirect. Made on each call
-    /// from the root and <see cref="RelativePath"/> unless the file was reached through a link:
+    /// from the mount's folder and <see cref="RelativePath"/> unless the file was reached through a link:
     /// a file held in memory then keeps no second copy of its path (about 140 bytes an entry).
     /// A file read from disk keeps one, in its identity <see cref="Representation.PhysicalPath"/>.
     /// </summary>
-    public string PhysicalPath => _physicalPath ?? (_root is null ? "" : string.Concat(_root, RelativePath));
+    public string PhysicalPath => _physicalPath ?? (_root is null ? "" : string.Concat(_root, RelativePath.AsSpan(_prefixLength)));
 
-    /// <summary>The root as indexed, shared by every entry of a snapshot.</summary>
+    /// <summary>The folder of the file's mount as indexed, shared by every entry of that mount.</summary>
     private string? _root;
+
+    /// <summary>The length of the mount's URL prefix (<c>/docs</c>) that <see cref="RelativePath"/> starts with; 0 at the site root.</summary>
+    private int _prefixLength;
 
     /// <summary>The file's path when it is not <c>root + RelativePath</c> (a link resolved elsewhere under the root).</summary>
     private string? _physicalPath;
@@ -37,12 +40,12 @@ internal sealed class CatalogEntry
     public bool IsAt(string physicalPath)
         => _physicalPath is not null
             ? _physicalPath == physicalPath
-            : _root is not null && IsUnder(physicalPath, _root, RelativePath);
+            : _root is not null && IsUnder(physicalPath, _root, RelativePath.AsSpan(_prefixLength));
 
     /// <summary>True when the file was reached through a symbolic link (its bytes live at another path).</summary>
     public bool IsLinked => _physicalPath is not null;
 
-    private static bool IsUnder(string physicalPath, string root, string relativePath)
+    private static bool IsUnder(string physicalPath, string root, ReadOnlySpan<char> relativePath)
         => physicalPath.Length == root.Length + relativePath.Length
             && physicalPath.StartsWith(root, StringComparison.Ordinal)
             && physicalPath.EndsWith(relativePath, StringComparison.Ordinal);
@@ -138,6 +141,7 @@ internal sealed class CatalogEntry
     public static CatalogEntry ForFile(
         string relativePath,
         string root,
+        int prefixLength,
         string physicalPath,
         Representation identity,
         string contentType,
@@ -151,7 +155,8 @@ internal sealed class CatalogEntry
         {
             LastWriteTicks = lastWriteTicks,
             _root = root,
-            _physicalPath = IsUnder(physicalPath, root, relativePath) ? null : physicalPath,
+            _prefixLength = prefixLength,
+            _physicalPath = IsUnder(physicalPath, root, relativePath.AsSpan(prefixLength)) ? null : physicalPath,
             Identity = identity,
             ContentType = contentType,
             LastModifiedHeader = lastModifiedHeader,

@@ -13,10 +13,10 @@ internal sealed class CatalogSnapshot
 {
     private readonly PathIndex _index;
 
-    public CatalogSnapshot(Dictionary<string, CatalogEntry> entries, int fileCount, long cachedBytes, string root, FileIdentity rootIdentity)
+    public CatalogSnapshot(Dictionary<string, CatalogEntry> entries, int fileCount, long cachedBytes, Mount[] mounts)
     {
-        Root = root;
-        RootIdentity = rootIdentity;
+        Mounts = mounts;
+        Root = MountTable.RootOf(mounts).Root;
         _index = PathIndex.Create(entries);
         FileCount = fileCount;
         CachedBytes = cachedBytes;
@@ -28,8 +28,8 @@ internal sealed class CatalogSnapshot
 
     private CatalogSnapshot(CatalogSnapshot previous, PathIndex index, int fileCount, long cachedBytes, bool hasLinks)
     {
+        Mounts = previous.Mounts;
         Root = previous.Root;
-        RootIdentity = previous.RootIdentity;
         _index = index;
         FileCount = fileCount;
         CachedBytes = cachedBytes;
@@ -74,8 +74,11 @@ internal sealed class CatalogSnapshot
     /// <summary>The root as indexed, every link resolved.</summary>
     public string Root { get; }
 
-    /// <summary>Which folder the root was when indexed: a rename or link swap changes it.</summary>
-    public FileIdentity RootIdentity { get; }
+    /// <summary>
+    /// The folders indexed, as they resolved (a rename or a link swap changes one), in the order
+    /// they take precedence: the root, and the mounts of <see cref="PeregrineOptions.Mounts"/>.
+    /// </summary>
+    public Mount[] Mounts { get; }
 
     public int FileCount { get; }
 

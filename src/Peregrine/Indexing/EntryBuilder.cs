@@ -38,7 +38,7 @@ internal sealed class EntryBuilder
     /// <paramref name="previous"/> whose file has the same path, length, modification time and
     /// sidecars are reused as they are (bytes, tags and variants).
     /// </summary>
-    public CatalogEntry?[] Build(List<FoundFile> files, string root, CatalogSnapshot? previous, CancellationToken cancellationToken, Func<string, bool>? isBeingWritten = null)
+    public CatalogEntry?[] Build(List<FoundFile> files, CatalogSnapshot? previous, CancellationToken cancellationToken, Func<FoundFile, bool>? isBeingWritten = null)
     {
         var results = new CatalogEntry?[files.Count];
         var fresh = new List<int>(previous is null ? files.Count : 0);
@@ -83,7 +83,7 @@ internal sealed class EntryBuilder
             i =>
             {
                 CatalogEntry? old = null;
-                if (previous is not null && (isBeingWritten?.Invoke(files[i].Relative) == true))
+                if (previous is not null && (isBeingWritten?.Invoke(files[i]) == true))
                 {
                     // A writer still has the file open: the version indexed before stays.
                     previous.TryFind(files[i].Relative, out old);
@@ -97,7 +97,7 @@ internal sealed class EntryBuilder
                     return;
                 }
 
-                results[i] = BuildAccounted(files[i], root, cache[i], stamps.GetValueOrDefault(files[i].Relative), out var settled);
+                results[i] = BuildAccounted(files[i], cache[i], stamps.GetValueOrDefault(files[i].Relative), out var settled);
                 if (!settled)
                 {
                     Interlocked.Increment(ref unsettled);
@@ -121,11 +121,11 @@ internal sealed class EntryBuilder
     /// <paramref name="previous"/> (same bytes, length, time and sidecars) is returned as
     /// <paramref name="previous"/>, so it keeps its variants.
     /// </summary>
-    public CatalogEntry? BuildOne(FoundFile file, string root, CatalogEntry? previous, out bool settled)
+    public CatalogEntry? BuildOne(FoundFile file, CatalogEntry? previous, out bool settled)
     {
         var stamp = _options.Compression.Enabled ? SidecarStampOf(file.Physical) : 0;
         var cache = file.Length <= _options.MaxCachedFileSize && _budget.TryReserve(file.Length);
-        var entry = BuildAccounted(file, root, cache, stamp, out settled);
+        var entry = BuildAccounted(file, cache, stamp, out settled);
         if (entry is not null && previous is { IsFile: true }
             && previous.LastWriteTicks == entry.LastWriteTicks && previous.Identity.Length != entry.Identity.Length)
         {
@@ -166,9 +166,9 @@ internal sealed class EntryBuilder
     }
 
     /// <summary>Builds a file's entry and accounts for the memory it holds against the budget reserved for it.</summary>
-    private CatalogEntry? BuildAccounted(FoundFile file, string root, bool cache, long sidecarStamp, out bool settled)
+    private CatalogEntry? BuildAccounted(FoundFile file, bool cache, long sidecarStamp, out bool settled)
     {
-        var entry = BuildFile(file, root, cache, sidecarStamp, out settled);
+        var entry = BuildFile(file, cache, sidecarStamp, out settled);
         if (!settled)
         {
             entry = null;
@@ -243,7 +243,7 @@ internal sealed class EntryBuilder
         return _httpDates.GetOrAdd(seconds, static s => new DateTimeOffset(s, TimeSpan.Zero).ToString("r"));
     }
 
-    private CatalogEntry? BuildFile(FoundFile file, string root, bool cache, long sidecarStamp, out bool settled)
+    private CatalogEntry? BuildFile(FoundFile file, bool cache, long sidecarStamp, out bool settled)
     {
         settled = true;
         var contentType = _contentTypes.For(file.Name);
@@ -329,7 +329,7 @@ internal sealed class EntryBuilder
 
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);
             var negotiable = _options.Compression.Enabled && Compressibility.IsCompressible(contentType);
-            return CatalogEntry.ForFile(file.Relative, root, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp);
+            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

@@ -15,10 +15,7 @@ internal sealed partial class FileCatalog
             // Watching starts before the first index, so a file written while it is being
             // built is not missed: its event asks for a rebuild straight after.
             _watcher = new CatalogWatcher(this, _options, _logger);
-            if (FileSystemProbe.RealPath(Path.GetFullPath(_options.Root)) is { } root)
-            {
-                _watcher.Watch(root);
-            }
+            _watcher.Watch(FoldersToWatch());
         }
 
         try
@@ -163,9 +160,12 @@ internal sealed partial class FileCatalog
         }
 
         Publish(next, null);
-        if (next.Root != previous.Root || next.RootIdentity != previous.RootIdentity)
+        foreach (var mount in next.Mounts)
         {
-            PeregrineLog.RootReplaced(_logger, _options.Root, next.Root);
+            if (!Array.Exists(previous.Mounts, old => old.SameAs(mount)))
+            {
+                PeregrineLog.RootReplaced(_logger, mount.ConfiguredRoot, mount.Root);
+            }
         }
 
         _watcher?.Retarget(next);
@@ -177,16 +177,28 @@ internal sealed partial class FileCatalog
     /// writer is at it, or its modification time is within
     /// <see cref="WatchOptions.SettleTime"/> of now: the settle rule.
     /// </summary>
-    private bool IsUnsettled(string relativePath)
+    private bool IsUnsettled(FoundFile file)
     {
-        if (IsBeingWritten(relativePath))
+        if (IsBeingWritten(file.Relative))
         {
             return true;
         }
 
         // Also with close events: during a rescan the watcher's view may lag the disk.
-        var modified = FileSystemProbe.Probe(_current!.Root + relativePath).LastWriteTicks;
+        var modified = FileSystemProbe.Probe(file.Physical).LastWriteTicks;
         return DateTime.UtcNow.Ticks - modified < _options.Watch.SettleTime.Ticks;
+    }
+
+    /// <summary>The folders to watch before the first index: the root and each mount's folder, those that exist.</summary>
+    private IEnumerable<string> FoldersToWatch()
+    {
+        foreach (var folder in _options.Mounts.Select(mount => mount.Root).Prepend(_options.Root))
+        {
+            if (FileSystemProbe.RealPath(Path.GetFullPath(folder)) is { } resolved)
+            {
+                yield return resolved;
+            }
+        }
     }
 
     private void RefreshAfter(TimeSpan delay)
@@ -204,11 +216,22 @@ internal sealed partial class FileCatalog
     {
         // The publisher takes changes in only once the first index is in force.
         var current = _current!;
+        if (current.Mounts.Length > 1)
+        {
+            return ApplyMountedChanges(current, root, paths, stillSettled);
+        }
+
         if (current.Root != root)
         {
             return [];
         }
 
+        return ApplyUrlChanges(current, root, paths, stillSettled);
+    }
+
+    /// <summary>Applies changed URL paths to <paramref name="current"/> and publishes the result; the paths left for later.</summary>
+    private IReadOnlyList<ChangedPath> ApplyUrlChanges(CatalogSnapshot current, string root, IReadOnlyCollection<ChangedPath> paths, Func<string, bool> stillSettled)
+    {
         if (current.HasLinks)
         {
             RequestRefresh();
@@ -242,5 +265,51 @@ internal sealed partial class FileCatalog
 
         PeregrineLog.Updated(_logger, paths.Count, root, System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, result.Deferred.Count);
         return result.Deferred;
+    }
+
+    /// <summary>
+    /// <see cref="ApplyChanges"/> for an index of several folders: the paths under the folder
+    /// <paramref name="root"/> become the URL paths of each mount of that folder, and the paths
+    /// left for later go back to the watcher as its own.
+    /// </summary>
+    private IReadOnlyList<ChangedPath> ApplyMountedChanges(CatalogSnapshot current, string root, IReadOnlyCollection<ChangedPath> paths, Func<string, bool> stillSettled)
+    {
+        var urls = new List<ChangedPath>(paths.Count);
+        var folderPaths = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var mount in current.Mounts)
+        {
+            if (mount.Root != root)
+            {
+                continue;
+            }
+
+            foreach (var change in paths)
+            {
+                if (change.IsDirectory || mount.AllowsFile(change.Relative) || mount.AllowsFolder(change.Relative))
+                {
+                    var url = mount.UrlPrefix + change.Relative;
+                    if (folderPaths.TryAdd(url, change.Relative))
+                    {
+                        urls.Add(change with { Relative = url });
+                    }
+                }
+            }
+        }
+
+        if (urls.Count == 0)
+        {
+            // From a folder no longer indexed: the rescan that replaced it took in what it had.
+            return [];
+        }
+
+        var deferred = ApplyUrlChanges(current, root, urls, url => stillSettled(folderPaths[url]));
+        var back = new Dictionary<string, ChangedPath>(StringComparer.Ordinal);
+        foreach (var change in deferred)
+        {
+            var relative = folderPaths.GetValueOrDefault(change.Relative, change.Relative);
+            back.TryAdd(relative, change with { Relative = relative });
+        }
+
+        return [.. back.Values];
     }
 }

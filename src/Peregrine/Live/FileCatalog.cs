@@ -101,7 +101,8 @@ internal sealed partial class FileCatalog : IDisposable
     /// True while a writer is known to be at <paramref name="relativePath"/> (the watcher saw it
     /// written and not yet closed): the version on disk is not one to send.
     /// </summary>
-    public bool IsBeingWritten(string relativePath) => _watcher?.IsBeingWritten(relativePath) == true;
+    public bool IsBeingWritten(string relativePath)
+        => _watcher is { } watcher && _current is { } current && watcher.IsBeingWritten(current.Mounts, relativePath);
 
     /// <summary>Paths in a first index above which its scratch memory is handed back to the system.</summary>
     private const int LargeTree = 50_000;

@@ -48,35 +48,31 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
             return new UpdateResult(null, new SnapshotDelta([], []), deferred, NeedsRescan: true);
         }
 
-        var root = current.Root;
+        var mounts = current.Mounts;
         var changes = new Dictionary<string, CatalogEntry?>(StringComparer.Ordinal);
         var folders = new HashSet<string>(StringComparer.Ordinal);
-        var files = new List<string>();
+        var files = new List<(string Path, string Physical)>();
         foreach (var change in WithSidecarSources(paths))
         {
-            if (!IsServable(change.Relative))
+            if (!IsServable(change.Relative) || MountTable.Locate(mounts, change.Relative) is not var (mount, physical, facts))
             {
                 continue;
             }
 
-            var physical = root + change.Relative;
-            var facts = FileSystemProbe.Probe(physical, followLinks: false);
             if (facts.Kind == FileKind.Link)
             {
                 // Where a link leads is decided against the whole tree (it must stay under the root).
-                // What was built so far is not published: its memory and copies are given back.
-                foreach (var built in DeltaOf(current, changes).Added)
-                {
-                    _entries.Discard(built);
-                }
-
-                return new UpdateResult(null, new SnapshotDelta([], []), deferred, NeedsRescan: true);
+                return Rescan(current, changes, deferred);
             }
 
             folders.Add(change.Relative[..change.Relative.LastIndexOf('/')]);
             if (change.IsDirectory || facts.Kind == FileKind.Directory)
             {
-                ReplaceFolder(current, change.Relative, facts.Kind == FileKind.Directory, changes, cancellationToken);
+                if (!ReplaceFolder(current, change.Relative, facts.Kind == FileKind.Directory, changes, cancellationToken))
+                {
+                    return Rescan(current, changes, deferred);
+                }
+
                 continue;
             }
 
@@ -89,7 +85,8 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
             }
 
             var name = change.Relative[(change.Relative.LastIndexOf('/') + 1)..];
-            var entry = _entries.BuildOne(new FoundFile(change.Relative, physical, name, facts.Length, facts.LastWriteTicks), root, old, out var settled);
+            var found = new FoundFile(change.Relative, physical, name, facts.Length, facts.LastWriteTicks, mount.Root, mount.UrlPrefix.Length);
+            var entry = _entries.BuildOne(found, old, out var settled);
             if (!settled)
             {
                 deferred.Add(change);
@@ -97,18 +94,18 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
             }
 
             changes[change.Relative] = entry;
-            files.Add(change.Relative);
+            files.Add((change.Relative, physical));
         }
 
         // Read, and still nobody writing: a write that began during the read would have been
         // seen by the length and time check, unless it fell in the same clock tick; the watcher's
         // events since the read close that gap, and a last lstat(2) after them catches a write
         // whose event was not queued yet.
-        WaitBeforeChecking(files);
-        foreach (var path in files)
+        WaitBeforeChecking(files.Count);
+        foreach (var (path, physical) in files)
         {
             var entry = changes[path];
-            var facts = FileSystemProbe.Probe(root + path, followLinks: false);
+            var facts = FileSystemProbe.Probe(physical, followLinks: false);
             var unchanged = entry is null || (facts.Length == entry.Identity.Length && facts.LastWriteTicks == entry.LastWriteTicks);
             if (!stillSettled(path) || !unchanged)
             {
@@ -125,9 +122,9 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
 
         foreach (var folder in folders)
         {
-            if (FileSystemProbe.Probe(root + folder).Kind == FileKind.Directory)
+            if (!RecomputeFolder(current, folder, changes))
             {
-                RecomputeFolder(current, folder, changes);
+                return Rescan(current, changes, deferred);
             }
         }
 
@@ -145,9 +142,9 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
     /// between holds still and carries the old time, and only the event, a moment later, tells
     /// it from a version.
     /// </summary>
-    private static void WaitBeforeChecking(List<string> files)
+    private static void WaitBeforeChecking(int files)
     {
-        if (files.Count > 0)
+        if (files > 0)
         {
             Thread.Sleep(SettleMargin);
         }
@@ -200,9 +197,19 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
         return true;
     }
 
-    /// <summary>Takes out everything under a folder that went or moved away, and takes in what is under it now, if it exists.</summary>
-    private void ReplaceFolder(CatalogSnapshot current, string folder, bool exists, Dictionary<string, CatalogEntry?> changes, CancellationToken cancellationToken)
+    /// <summary>
+    /// Takes out everything under a folder that went or moved away, and takes in what is under it
+    /// now, if it exists. False when the folder is overlaid (another mount adds to it, or is
+    /// mounted under it): a whole rescan then rebuilds it.
+    /// </summary>
+    private bool ReplaceFolder(CatalogSnapshot current, string folder, bool exists, Dictionary<string, CatalogEntry?> changes, CancellationToken cancellationToken)
     {
+        var holder = MountTable.SoleHolderOf(current.Mounts, folder);
+        if (current.Mounts.Length > 1 && (exists ? holder is null : MountTable.HasMountUnder(current.Mounts, folder)))
+        {
+            return false;
+        }
+
         var prefix = folder + "/";
         foreach (var (key, _) in current.Pairs)
         {
@@ -212,14 +219,14 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
             }
         }
 
-        if (!exists)
+        if (!exists || holder is null)
         {
-            return;
+            return true;
         }
 
-        var tree = _scanner.Scan(current.Root, folder, cancellationToken);
+        var tree = holder.ToUrls(_scanner.Scan(holder.Root, holder.RelativeOf(folder), cancellationToken));
         var entries = new Dictionary<string, CatalogEntry>(StringComparer.Ordinal);
-        foreach (var entry in _entries.Build(tree.Files, current.Root, current, cancellationToken))
+        foreach (var entry in _entries.Build(tree.Files, current, cancellationToken))
         {
             if (entry is not null)
             {
@@ -232,10 +239,16 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
         {
             changes[key] = entry;
         }
+
+        return true;
     }
 
-    /// <summary>A folder's own entries (default document at <c>/folder/</c>, or its listing, and the redirect) from its files as they are now.</summary>
-    private void RecomputeFolder(CatalogSnapshot current, string folder, Dictionary<string, CatalogEntry?> changes)
+    /// <summary>
+    /// A folder's own entries (default document at <c>/folder/</c>, or its listing, and the
+    /// redirect) from its files as they are now; nothing for a folder no mount holds. False when
+    /// a listing would have to overlay several mounts: a whole rescan then rebuilds it.
+    /// </summary>
+    private bool RecomputeFolder(CatalogSnapshot current, string folder, Dictionary<string, CatalogEntry?> changes)
     {
         CatalogEntry? Find(string path)
         {
@@ -243,11 +256,21 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
             return entry is { IsFile: true } && string.Equals(entry.RelativePath, path, StringComparison.Ordinal) ? entry : null;
         }
 
+        if (!MountTable.HoldsFolder(current.Mounts, folder))
+        {
+            return true;
+        }
+
         var entries = new Dictionary<string, CatalogEntry>(StringComparer.Ordinal);
         List<FoundDirectory> directories;
         if (options.DirectoryListing)
         {
-            var scanned = _scanner.ScanFolder(current.Root, folder);
+            if (MountTable.SoleHolderOf(current.Mounts, folder) is not { } holder)
+            {
+                return false;
+            }
+
+            var scanned = holder.ToUrls(_scanner.ScanFolder(holder.Root, holder.RelativeOf(folder)));
             foreach (var file in scanned.Files)
             {
                 if (Find(file.Relative) is { } entry)
@@ -274,6 +297,21 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
         DirectoryEntries.Add(entries, directories, options);
         changes[folder + "/"] = entries.GetValueOrDefault(folder + "/");
         changes[folder] = entries.GetValueOrDefault(folder);
+        return true;
+    }
+
+    /// <summary>
+    /// Nothing of what was built is published: its memory and copies are given back, and the
+    /// caller asks for a whole rescan.
+    /// </summary>
+    private UpdateResult Rescan(CatalogSnapshot current, Dictionary<string, CatalogEntry?> changes, List<ChangedPath> deferred)
+    {
+        foreach (var built in DeltaOf(current, changes).Added)
+        {
+            _entries.Discard(built);
+        }
+
+        return new UpdateResult(null, new SnapshotDelta([], []), deferred, NeedsRescan: true);
     }
 
     /// <summary>The file entries the changes bring in and drop.</summary>

@@ -3,8 +3,8 @@ using static Peregrine.Interop.Libc;
 
 namespace Peregrine.Sources;
 
-/// <summary>Device and inode: which file a path names, whatever the path.</summary>
-internal readonly record struct FileIdentity(ulong Device, ulong Inode);
+/// <summary>Device and inode number: which file a path names, whatever the path (a rename or a re-pointed link changes it).</summary>
+internal readonly record struct FileNode(ulong Device, ulong Inode);
 
 /// <summary>What a path is, with its length and modification time in ticks (UTC).</summary>
 internal readonly record struct FileFacts(FileKind Kind, long Length, long LastWriteTicks);
@@ -186,7 +186,7 @@ internal static class FileSystemProbe
         return new FileFacts(kind, length, ticks);
     }
 
-    public static unsafe FileIdentity IdentityOf(string path)
+    public static unsafe FileNode NodeOf(string path)
     {
         if (!s_nativeUnavailable && s_modeOffset >= 0)
         {
@@ -196,7 +196,7 @@ internal static class FileSystemProbe
                 if (stat(path, buffer) == 0)
                 {
                     // st_dev and st_ino lead struct stat on both x86-64 and arm64.
-                    return new FileIdentity(*(ulong*)buffer, *(ulong*)(buffer + 8));
+                    return new FileNode(*(ulong*)buffer, *(ulong*)(buffer + 8));
                 }
             }
             catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)

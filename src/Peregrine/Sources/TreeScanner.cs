@@ -61,7 +61,7 @@ internal sealed class TreeScanner
                     0,
                     level.Count,
                     new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
-                    i => found[i] = ScanDirectory(level[i].Physical, level[i].Relative, rootPrefix));
+                    i => found[i] = ScanDirectory(level[i].Physical, level[i].Relative, root, rootPrefix));
             }
             catch (AggregateException ex) when (ex.InnerExceptions.Count > 0)
             {
@@ -101,14 +101,14 @@ internal sealed class TreeScanner
     public ScannedTree ScanFolder(string root, string relative)
     {
         var rootPrefix = root.EndsWith(Path.DirectorySeparatorChar) ? root : root + Path.DirectorySeparatorChar;
-        var found = ScanDirectory(root + relative, relative, rootPrefix);
+        var found = ScanDirectory(root + relative, relative, root, rootPrefix);
         var directories = new List<FoundDirectory> { new(relative, Directory.GetLastWriteTimeUtc(root + relative)) };
         directories.AddRange(found.Subdirectories.Select(subdirectory => new FoundDirectory(subdirectory.Relative, subdirectory.LastWrite)));
         return new ScannedTree(found.Files, directories);
     }
 
     /// <summary>One folder's servable files and its subfolders (links resolved, not yet deduplicated).</summary>
-    private FoundInDirectory ScanDirectory(string directoryPhysical, string directoryRelative, string rootPrefix)
+    private FoundInDirectory ScanDirectory(string directoryPhysical, string directoryRelative, string root, string rootPrefix)
     {
         var found = new FoundInDirectory([], []);
 
@@ -122,7 +122,7 @@ internal sealed class TreeScanner
                 directoryPhysical,
                 static (ref FileSystemEntry entry) => (entry.FileName.ToString(), entry.ToFullPath()),
                 s_enumeration);
-            AddEntries(entries, directoryRelative, rootPrefix, found);
+            AddEntries(entries, directoryRelative, root, rootPrefix, found);
         }
         catch (UnauthorizedAccessException ex)
         {
@@ -134,7 +134,7 @@ internal sealed class TreeScanner
         return found;
     }
 
-    private void AddEntries(FileSystemEnumerable<(string Name, string FullPath)> entries, string directoryRelative, string rootPrefix, FoundInDirectory found)
+    private void AddEntries(FileSystemEnumerable<(string Name, string FullPath)> entries, string directoryRelative, string root, string rootPrefix, FoundInDirectory found)
     {
         foreach (var (name, fullPath) in entries)
         {
@@ -180,7 +180,7 @@ internal sealed class TreeScanner
                     found.Subdirectories.Add(new(physical, relative, new DateTime(facts.LastWriteTicks, DateTimeKind.Utc)));
                     break;
                 case FileKind.Regular:
-                    found.Files.Add(new FoundFile(relative, physical, name, facts.Length, facts.LastWriteTicks));
+                    found.Files.Add(new FoundFile(relative, physical, name, facts.Length, facts.LastWriteTicks, root));
                     break;
                 case FileKind.Other:
                     PeregrineLog.NotRegularFile(_logger, physical);
@@ -210,5 +210,9 @@ internal readonly record struct ScannedTree(List<FoundFile> Files, List<FoundDir
 /// <summary>A folder as scanned: its path under the root (<c>""</c> for the root) and its modification time.</summary>
 internal readonly record struct FoundDirectory(string Relative, DateTime LastWrite);
 
-/// <summary>A regular file as scanned, links resolved: length and time are the lstat(2) of the file itself.</summary>
-internal readonly record struct FoundFile(string Relative, string Physical, string Name, long Length, long LastWriteTicks);
+/// <summary>
+/// A regular file as scanned, links resolved: length and time are the lstat(2) of the file
+/// itself. <see cref="Relative"/> is its path in the index: the path under <see cref="Root"/>,
+/// the folder scanned, after a mount's URL prefix of <see cref="PrefixLength"/> characters.
+/// </summary>
+internal readonly record struct FoundFile(string Relative, string Physical, string Name, long Length, long LastWriteTicks, string Root = "", int PrefixLength = 0);

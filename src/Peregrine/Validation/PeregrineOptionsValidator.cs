@@ -34,6 +34,8 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
             ? "a folder to serve is required: set Root, or give the application a web root (a wwwroot folder in its content root), which is served when Root is empty."
             : RootProblem(options.Root));
 
+        CollectMounts(options, errors);
+
         var requestPath = options.RequestPath.Value;
         if (!string.IsNullOrEmpty(requestPath) && (requestPath[0] != '/' || requestPath[^1] == '/'))
         {
@@ -175,6 +177,82 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
         Compression.CompressionOptionsValidator.Collect(options.Compression, errors);
         return errors;
     }
+
+    private static void CollectMounts(PeregrineOptions options, List<string> errors)
+    {
+        if (options.Mounts is null)
+        {
+            errors.Add("Mounts: must be a list (it may be empty).");
+            return;
+        }
+
+        for (var i = 0; i < options.Mounts.Count; i++)
+        {
+            var name = $"Mounts[{i}]";
+            if (options.Mounts[i] is not { } mount)
+            {
+                errors.Add($"{name}: must be set.");
+                continue;
+            }
+
+            Add(errors, name + ".UrlPath", MountUrlPathProblem(mount.UrlPath, options.ServeHiddenFiles));
+            Add(errors, name + ".Root", RootProblem(mount.Root));
+            if (mount.Files is { } files)
+            {
+                for (var j = 0; j < files.Count; j++)
+                {
+                    Add(errors, $"{name}.Files[{j}]", MountFileProblem(files[j]));
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// The problem with a <see cref="ContentMount.UrlPath"/>, or <see langword="null"/>: <c>/</c>,
+    /// or segments after a <c>/</c> each, none empty, <c>.</c> or <c>..</c>, and none a name
+    /// that would be refused as hidden; no character a request path could not match as written
+    /// (<c>%</c>, <c>?</c>, <c>#</c>, <c>\</c>, controls).
+    /// </summary>
+    internal static string? MountUrlPathProblem(string? urlPath, bool serveHiddenFiles)
+    {
+        const string Rule = "must be '/' or a path such as '/docs': starting with '/', not ending with one";
+        if (string.IsNullOrEmpty(urlPath) || urlPath[0] != '/')
+        {
+            return $"'{urlPath}' {Rule}.";
+        }
+
+        if (urlPath == "/")
+        {
+            return null;
+        }
+
+        foreach (var segment in urlPath[1..].Split('/'))
+        {
+            if (segment.Length == 0 || segment is "." or "..")
+            {
+                return $"'{urlPath}' {Rule}, with no empty, '.' or '..' segment.";
+            }
+
+            if (segment.Any(c => c is '%' or '?' or '#' or '\\' || char.IsControl(c)))
+            {
+                return $"'{urlPath}' must not hold '%', '?', '#', '\\' or control characters: give the path as it is decoded.";
+            }
+
+            if (segment[0] == '.' && segment != ".well-known" && !serveHiddenFiles)
+            {
+                return $"'{urlPath}' has a hidden segment ('{segment}'), which is not served unless ServeHiddenFiles is on.";
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>The problem with one of <see cref="ContentMount.Files"/>, or <see langword="null"/>: a path under the mount's folder, with a leading slash.</summary>
+    internal static string? MountFileProblem(string? file)
+        => string.IsNullOrEmpty(file) || file[0] != '/' || file.EndsWith('/') || file.Contains('\\')
+            || file.Split('/').Skip(1).Any(segment => segment is "" or "." or "..")
+            ? $"'{file}' must be a file's path under the mount's Root with a leading '/', such as '/css/site.css', with no empty, '.' or '..' segment."
+            : null;
 
     /// <summary>The problem with <see cref="PeregrineOptions.Root"/>, or <see langword="null"/>.</summary>
     internal static string? RootProblem(string? root)

@@ -14,7 +14,7 @@ namespace Peregrine.Tests.Indexing;
 public sealed class ResponseFieldsTests
 {
     private static CatalogEntry Entry(bool negotiable = true, string cacheControl = "no-cache")
-        => CatalogEntry.ForFile("app.js", "/srv", "/srv/app.js", new Representation(ContentCoding.Identity, 5, "\"abc\"", "hello"u8.ToArray(), null),
+        => CatalogEntry.ForFile("app.js", "/srv", 0, "/srv/app.js", new Representation(ContentCoding.Identity, 5, "\"abc\"", "hello"u8.ToArray(), null),
             "text/javascript; charset=utf-8", 0, "Sat, 01 Jan 2000 00:00:00 GMT", cacheControl, negotiable);
 
     private static ConfiguredHeaders Configured(Action<PeregrineOptions> configure)

@@ -166,7 +166,7 @@ public sealed class IncrementalUpdateTests
         tree.Write("a.txt", "version 2, half written");
         var builder = new CatalogBuilder(options, new MemoryBudget(options.MemoryBudget), NullLogger.Instance);
 
-        var second = builder.Build(first, CancellationToken.None, isBeingWritten: path => path == "/a.txt");
+        var second = builder.Build(first, CancellationToken.None, isBeingWritten: file => file.Relative == "/a.txt");
 
         Assert.True(second.TryFind("/a.txt", out var kept));
         Assert.Same(before, kept);
