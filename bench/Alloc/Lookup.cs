@@ -15,6 +15,7 @@
 using System.Collections.Frozen;
 using System.Diagnostics;
 using Peregrine.Indexing;
+using Peregrine.Sources;
 
 static class Lookup
 {
@@ -40,7 +41,7 @@ static class Lookup
                 entries[key] = CatalogEntry.ForDirectoryRedirect(key, key + "/");
             }
 
-            var snapshot = new CatalogSnapshot(entries, size, 0, "/", default);
+            var snapshot = new CatalogSnapshot(entries, size, 0, [new Mount("", "/", "/", default, null, 0)]);
             var frozen = entries.ToFrozenDictionary(StringComparer.Ordinal).GetAlternateLookup<ReadOnlySpan<char>>();
             var random = new Random(1);
             var streams = new (string Name, char[][] Probes)[]

@@ -139,7 +139,7 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
     /// This compressor's progress, for the instruments and the health endpoint; final when
     /// neither pass has work left (whether the catalog has an index yet is the caller's to add).
     /// </summary>
-    public Diagnostics.CompressionTotals Totals()
+    public Metrics.CompressionTotals Totals()
     {
         lock (_gate)
         {

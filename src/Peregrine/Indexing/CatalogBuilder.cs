@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Microsoft.Extensions.Logging;
+using Peregrine.Logging;
 using Peregrine.Sources;
 
 namespace Peregrine.Indexing;

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using Microsoft.Extensions.Logging;
+using Peregrine.Logging;
 using Peregrine.Sources;
 
 namespace Peregrine.Indexing;

@@ -45,9 +45,9 @@ internal sealed class Representation
 
     /// <summary>
     /// The header fields every response for this representation carries, made on first use
-    /// (<see cref="FileResponse.For"/>). Set once; a race makes two equal lists and keeps one.
+    /// (<see cref="ResponseFields.For"/>). Set once; a race makes two equal lists and keeps one.
     /// </summary>
-    internal FileResponse? Response;
+    internal ResponseFields? Response;
 
     /// <summary>
     /// A sender's own encoding of <see cref="Response"/>, made on first use and owned by that

@@ -117,9 +117,9 @@ internal sealed class PeregrineInstances
     /// and neither compression pass has work left: every file is at final quality, so nothing
     /// better is coming.
     /// </summary>
-    public Diagnostics.CompressionTotals CompressionTotals()
+    public Metrics.CompressionTotals CompressionTotals()
     {
-        var totals = new Diagnostics.CompressionTotals(0, 0, 0, Final: true);
+        var totals = new Metrics.CompressionTotals(0, 0, 0, Final: true);
         foreach (var compressor in Snapshot(_compressors))
         {
             var one = compressor.Totals();

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Logging;
 using Peregrine.Indexing;
+using Peregrine.Logging;
 using Peregrine.Sources;
 
 namespace Peregrine.Live;

@@ -1,7 +1,9 @@
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using Peregrine.Fields;
 using Peregrine.Indexing;
+using Peregrine.Logging;
 using Peregrine.Sources;
 
 // Catalog: the bottom of the flow. A request runs catalog -> negotiation -> conditional ->

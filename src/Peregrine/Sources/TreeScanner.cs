@@ -1,6 +1,7 @@
 using System.IO.Enumeration;
 using System.Runtime.ExceptionServices;
 using Microsoft.Extensions.Logging;
+using Peregrine.Logging;
 
 namespace Peregrine.Sources;
 

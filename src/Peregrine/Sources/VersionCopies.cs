@@ -3,6 +3,7 @@ using System.Runtime.InteropServices;
 using static Peregrine.Interop.Libc;
 using Microsoft.Extensions.Logging;
 using Microsoft.Win32.SafeHandles;
+using Peregrine.Logging;
 
 namespace Peregrine.Sources;
 

@@ -1,6 +1,7 @@
 using System.Net;
 using Microsoft.Extensions.Options;
 using Peregrine.Tests.Infrastructure;
+using Peregrine.Validation;
 
 namespace Peregrine.Tests.Sources;
 

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using Peregrine.Tests.Infrastructure;
+using Peregrine.Validation;
 
 namespace Peregrine.Tests.Sources;
 

@@ -63,8 +63,6 @@ public sealed class TemplateApps : IDisposable
                 </Project>
                 """);
             Edit(Path.Combine(Project(app), "Program.cs"), "var builder = WebApplication.CreateBuilder(args);", """
-                using Peregrine;
-
                 var builder = WebApplication.CreateBuilder(args);
                 builder.Services.AddPeregrine();
                 var keep = Environment.GetEnvironmentVariable("PEREGRINE_WIRING") != "swap";
