@@ -113,6 +113,7 @@ public static class PeregrineExtensions
 
         // Constructed directly rather than through UseMiddleware<T>: no reflection, so the
         // library stays trimmable and Native AOT-compatible.
-        return next => new PeregrineMiddleware(next, catalog, metrics, loggerFactory).Invoke;
+        var source = PeregrineInstances.SourceOf(services, name);
+        return next => new PeregrineMiddleware(next, catalog, source, metrics, loggerFactory).Invoke;
     }
 }

@@ -23,6 +23,7 @@ internal static class Usage
         ("Logging and metrics", [OptionTable.AccessLog, OptionTable.Metrics, OptionTable.Quiet, OptionTable.Verbose]),
         ("Advanced", [OptionTable.NoWatch, OptionTable.NoCompression, OptionTable.CompressionCache, OptionTable.MemoryBudget,
             OptionTable.CopyLimit, OptionTable.ShutdownTimeout, OptionTable.NoFastPath, OptionTable.NoInlineIo]),
+        ("Bucket (s3:// ROOT)", [OptionTable.BucketPointer, OptionTable.BucketPoll, OptionTable.BucketNotify, OptionTable.BucketCache, OptionTable.BucketPathStyle]),
         ("Configuration", [OptionTable.Config]),
     ];
 

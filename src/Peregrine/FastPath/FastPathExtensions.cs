@@ -69,7 +69,7 @@ public static class PeregrineFastPathExtensions
 
         var catalog = services.GetRequiredService<FileCatalog>();
         var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
-        catalog.Start();
+        Instances.PeregrineInstances.SourceOf(services, "").Start(catalog);
         return new Http1FastPath(
             catalog,
             services.GetRequiredService<PeregrineMetrics>(),
