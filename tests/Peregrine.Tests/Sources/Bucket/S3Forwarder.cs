@@ -13,7 +13,7 @@ namespace Peregrine.Tests.Sources.Bucket;
 public sealed class S3Forwarder : IAsyncDisposable
 {
     private readonly IPEndPoint _target;
-    private readonly List<TcpClient> _connections = [];
+    private readonly List<Socket> _connections = [];
     private readonly Lock _gate = new();
     private TcpListener? _listener;
     private CancellationTokenSource _stopping = new();
@@ -76,7 +76,13 @@ public sealed class S3Forwarder : IAsyncDisposable
         {
             foreach (var connection in _connections)
             {
-                connection.Client.Close(0);
+                try
+                {
+                    connection.Close(0);
+                }
+                catch (ObjectDisposedException)
+                {
+                }
             }
 
             _connections.Clear();
@@ -122,7 +128,7 @@ public sealed class S3Forwarder : IAsyncDisposable
 
             lock (_connections)
             {
-                _connections.Add(client);
+                _connections.Add(client.Client);
             }
 
             _ = ServeAsync(client, stopping);
@@ -131,6 +137,7 @@ public sealed class S3Forwarder : IAsyncDisposable
 
     private async Task ServeAsync(TcpClient client, CancellationToken stopping)
     {
+        var socket = client.Client;
         try
         {
             using (client)
@@ -163,7 +170,7 @@ public sealed class S3Forwarder : IAsyncDisposable
         {
             lock (_connections)
             {
-                _connections.Remove(client);
+                _connections.Remove(socket);
             }
         }
     }
