@@ -47,6 +47,7 @@ internal sealed class BucketClient : IDisposable
             RetryMode = RequestRetryMode.Standard,
             MaxErrorRetry = 4,
             Timeout = s_requestTimeout,
+            HttpClientFactory = new BucketHttp(s_requestTimeout),
         };
 
         var environmentEndpoint = Environment.GetEnvironmentVariable("AWS_ENDPOINT_URL_S3") is { Length: > 0 } s3Url ? s3Url
@@ -166,6 +167,8 @@ internal sealed class BucketClient : IDisposable
                 }
             }
 
+            // Off the socket thread before the file's time is set (a system call that may block).
+            await Task.Yield();
             if (written != item.Size)
             {
                 throw new IOException($"{item.Key}: {written} bytes came of the {item.Size} listed.");
