@@ -12,11 +12,15 @@ internal static class BucketSettings
     public static OptionSpec? FirstGiven(ServerSettings settings)
         => s_options.FirstOrDefault(option => settings.Sources.ContainsKey(option.Key));
 
-    public static void Check(ServerSettings settings, List<string> errors)
+    public static void Check(ServerSettings settings, IReadOnlyDictionary<string, string> environment, List<string> errors)
     {
         if (BucketOptionsRules.UriProblem(settings.Root) is { } uri)
         {
             errors.Add($"{settings.Describe(OptionTable.Root)}: {uri}");
+        }
+        else if (BucketClient.SetupProblem(new BucketOptions { Uri = settings.Root }, name => environment.GetValueOrDefault(name)) is { } setup)
+        {
+            errors.Add($"{settings.Describe(OptionTable.Root)}: {setup}");
         }
 
         if (settings.BucketPointer is { } pointer && BucketOptionsRules.PointerProblem(pointer) is { } pointerProblem)

@@ -50,7 +50,7 @@ internal static class SettingsLoader
         // named in a source that another overrides is neither looked for nor created.
         if (settings.ServesBucket)
         {
-            BucketSettings.Check(settings, errors);
+            BucketSettings.Check(settings, environment, errors);
         }
         else if (BucketSettings.FirstGiven(settings) is { } bucketOption)
         {

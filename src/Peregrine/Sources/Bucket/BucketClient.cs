@@ -50,10 +50,7 @@ internal sealed class BucketClient : IDisposable
             HttpClientFactory = new BucketHttp(s_requestTimeout),
         };
 
-        var environmentEndpoint = Environment.GetEnvironmentVariable("AWS_ENDPOINT_URL_S3") is { Length: > 0 } s3Url ? s3Url
-            : Environment.GetEnvironmentVariable("AWS_ENDPOINT_URL") is { Length: > 0 } url ? url
-            : null;
-        var serviceUrl = options.ServiceUrl ?? environmentEndpoint;
+        var serviceUrl = ServiceUrl(options, Environment.GetEnvironmentVariable);
         if (FallbackRegionFactory.GetRegionEndpoint() is { } region)
         {
             config.RegionEndpoint = region;
@@ -73,6 +70,24 @@ internal sealed class BucketClient : IDisposable
         var endpoint = serviceUrl ?? $"AWS S3 ({config.RegionEndpoint?.SystemName ?? "no region set"})";
         return new BucketClient(new AmazonS3Client(config), location, endpoint);
     }
+
+    /// <summary>
+    /// Why no client can be made, or null: with neither a region (for AWS) nor an endpoint (for
+    /// another store), the SDK has nowhere to send a request.
+    /// </summary>
+    /// <param name="options">The bucket's options.</param>
+    /// <param name="variable">Reads an environment variable (the server reads its own copy of the environment).</param>
+    public static string? SetupProblem(BucketOptions options, Func<string, string?> variable)
+        => ServiceUrl(options, variable) is null && FallbackRegionFactory.GetRegionEndpoint() is null
+            ? "no region and no endpoint: set AWS_REGION (or a profile's region) for AWS S3, or AWS_ENDPOINT_URL_S3 for another store."
+            : null;
+
+    /// <summary>The endpoint given, in the options or the SDK's variables; null for AWS's.</summary>
+    private static string? ServiceUrl(BucketOptions options, Func<string, string?> variable)
+        => options.ServiceUrl
+            ?? (variable("AWS_ENDPOINT_URL_S3") is { Length: > 0 } s3Url ? s3Url
+            : variable("AWS_ENDPOINT_URL") is { Length: > 0 } url ? url
+            : null);
 
     /// <summary>Every object under <paramref name="prefix"/>, page by page (ListObjectsV2, 1,000 keys a page).</summary>
     public async Task<List<S3Object>> ListAsync(string prefix, CancellationToken cancellationToken)

@@ -64,9 +64,10 @@ internal sealed class BucketHttp : HttpClientFactory
             // Off the socket thread: what follows, the SDK's parsing included, may block.
             await Task.Yield();
 
-            // An object's body (a successful GET without a query: not a listing) is streamed
-            // and read asynchronously by BucketClient; everything else is small XML.
-            var objectBody = request.Method == HttpMethod.Get && response.IsSuccessStatusCode && string.IsNullOrEmpty(request.RequestUri?.Query);
+            // An object's body (a successful GET that is not a listing) is streamed and read
+            // asynchronously by BucketClient; everything else is small XML.
+            var objectBody = request.Method == HttpMethod.Get && response.IsSuccessStatusCode
+                && request.RequestUri?.Query.Contains("list-type=", StringComparison.Ordinal) != true;
             if (!objectBody)
             {
                 await response.Content.LoadIntoBufferAsync(cancellationToken).ConfigureAwait(false);

@@ -29,6 +29,10 @@ internal static class BucketOptionsRules
         {
             yield return $"Bucket.ServiceUrl: {urlProblem}";
         }
+        else if (BucketClient.SetupProblem(bucket, Environment.GetEnvironmentVariable) is { } setup)
+        {
+            yield return $"Bucket: {setup}";
+        }
     }
 
     public static string? UriProblem(string? uri)

@@ -35,7 +35,7 @@ internal static class BucketPaths
         return relative;
     }
 
-    /// <summary>A segment a file or folder may be named: not empty, not a dot segment, no backslash or control character, at most 255 bytes.</summary>
+    /// <summary>A segment a file or folder may be named: not empty, not a dot segment, no slash, backslash or control character, at most 255 bytes.</summary>
     public static bool IsSegment(string segment)
     {
         if (segment.Length == 0 || segment is "." or ".." || System.Text.Encoding.UTF8.GetByteCount(segment) > 255)
@@ -45,7 +45,7 @@ internal static class BucketPaths
 
         foreach (var c in segment)
         {
-            if (char.IsControl(c) || c == '\\')
+            if (char.IsControl(c) || c is '\\' or '/')
             {
                 return false;
             }

@@ -156,11 +156,11 @@ internal sealed class BucketSource : IDisposable
                 _state = _state with { Error = reason, FailingSince = _state.FailingSince ?? DateTimeOffset.UtcNow };
                 if (HasSynced)
                 {
-                    BucketLog.SyncFailed(_logger, _sync.Location.ToString(), _sync.Endpoint, reason, _sync.Release ?? "", wait.TotalSeconds);
+                    BucketLog.SyncFailed(_logger, _sync.Location.ToString(), _sync.Endpoint, reason, _sync.Release ?? "", Math.Round(wait.TotalSeconds, 1));
                 }
                 else
                 {
-                    BucketLog.FirstSyncFailed(_logger, _sync.Location.ToString(), _sync.Endpoint, reason, wait.TotalSeconds);
+                    BucketLog.FirstSyncFailed(_logger, _sync.Location.ToString(), _sync.Endpoint, reason, Math.Round(wait.TotalSeconds, 1));
                 }
             }
 
@@ -243,7 +243,7 @@ internal sealed class BucketSource : IDisposable
         }
 
         var message = inner is Amazon.S3.AmazonS3Exception s3 && !string.IsNullOrEmpty(s3.ErrorCode)
-            ? $"{(int)s3.StatusCode} {s3.ErrorCode}: {s3.Message}"
+            ? string.IsNullOrEmpty(s3.Message) ? $"{(int)s3.StatusCode} {s3.ErrorCode}" : $"{(int)s3.StatusCode} {s3.ErrorCode}: {s3.Message}"
             : inner.Message;
         return message.ReplaceLineEndings(" ");
     }
