@@ -81,8 +81,9 @@ public sealed class BucketFaultTests(CephRgw rgw)
                 await rgw.PutAsync(bucket, "s/b.txt", "b-racing-" + Interlocked.Increment(ref replaced));
             }
         };
-        await rgw.PutAsync(bucket, "s/a.txt", "a2");
+        // b first: a poll between the two uploads then fails on b as well, rather than taking a2 alone.
         await rgw.PutAsync(bucket, "s/b.txt", "b2");
+        await rgw.PutAsync(bucket, "s/a.txt", "a2");
         await BucketHost.EventuallyAsync(async () => (await host.HealthAsync()).Bucket.GetProperty("error").ValueKind == JsonValueKind.String, s_bound, "the failed sync in /healthz");
         Assert.True(replaced >= 2, "listed, replaced, listed again, replaced again");
         Assert.Equal("a1", await host.TextAsync("/a.txt"));
