@@ -14,7 +14,8 @@
 //   taskset -c 1 dotnet run -c Release --project bench/Alloc -- lookup
 using System.Collections.Frozen;
 using System.Diagnostics;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
+using Peregrine.Sources;
 
 static class Lookup
 {
@@ -40,7 +41,7 @@ static class Lookup
                 entries[key] = CatalogEntry.ForDirectoryRedirect(key, key + "/");
             }
 
-            var snapshot = new CatalogSnapshot(entries, size, 0, "/", default);
+            var snapshot = new CatalogSnapshot(entries, size, 0, [new Mount("", "/", "/", default, null, 0)]);
             var frozen = entries.ToFrozenDictionary(StringComparer.Ordinal).GetAlternateLookup<ReadOnlySpan<char>>();
             var random = new Random(1);
             var streams = new (string Name, char[][] Probes)[]

@@ -9,13 +9,13 @@
 //   dotnet run -c Release --project bench/Alloc -- REQUESTS metrics   (with /metrics listening)
 //   dotnet run -c Release --project bench/Alloc -- tls [REQUESTS] [STREAMS]   (TlsAlloc.cs)
 using System.Net;
-using System.Runtime.CompilerServices;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Text;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Peregrine;
-using Peregrine.Catalog;
+using Peregrine.Live;
 
 if (args.Length > 0 && args[0] == "lookup")
 {

@@ -35,7 +35,7 @@ using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Peregrine;
-using Peregrine.Catalog;
+using Peregrine.Live;
 
 static class TlsAlloc
 {

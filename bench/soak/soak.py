@@ -21,12 +21,14 @@ Load, all on 127.0.0.1, every part bounded by SECONDS:
 Every 10 s one row: RSS, anonymous and file-backed resident memory (/proc/PID/status), threads,
 open fds, the GC heap after the last collection and the GC's committed bytes (from the server's
 /metrics, so start it with --metrics), requests in the window, p99 of the 8-connection client,
-5xx and socket errors so far. At the end: RSS at --reference seconds (default 300) against the
-end, GC heap drift, and every error count. wrk's timeouts are reported apart: on a shared 2-core
+5xx and socket errors so far, and the anonymous memory split by owner (smaps.py: the GC's
+regions, malloc's arenas, thread stacks, the rest). At the end: RSS at --reference seconds (default 300) against the
+end, the sample from then on farthest from the end, each owner's range, GC heap drift, and
+every error count. wrk's timeouts are reported apart: on a shared 2-core
 machine they come from contention as often as from the server, and are to be checked, not
 counted as product errors.
 """
-import argparse, asyncio, os, random, re, statistics, subprocess, sys, threading, time, urllib.parse, urllib.request, http.client
+import argparse, smaps, asyncio, os, random, re, statistics, subprocess, sys, threading, time, urllib.parse, urllib.request, http.client
 
 ap = argparse.ArgumentParser()
 ap.add_argument('port', type=int)
@@ -193,8 +195,8 @@ async def main():
     start = time.time()
     tasks = [asyncio.create_task(client(rate / 8)) for _ in range(8)]
     samples = []
-    print('| t (s) | RSS (KiB) | anon (KiB) | file (KiB) | threads | fds | GC heap (KiB) | GC committed (KiB) | requests | p99 (ms) | 5xx | socket errors | wrk requests | wrk non-2xx/3xx | wrk timeouts | churn requests | h2 requests | h2 failed | h2 5xx |')
-    print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+    print('| t (s) | RSS (KiB) | anon (KiB) | file (KiB) | threads | fds | GC heap (KiB) | GC committed (KiB) | requests | p99 (ms) | 5xx | socket errors | wrk requests | wrk non-2xx/3xx | wrk timeouts | churn requests | h2 requests | h2 failed | h2 5xx | anon: GC (KiB) | anon: malloc (KiB) | anon: stacks (KiB) | anon: other (KiB) |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
     while time.time() < deadline - 1:
         await asyncio.sleep(min(10, max(0.5, deadline - time.time() - 1)))
         now = time.time()
@@ -205,10 +207,13 @@ async def main():
             heap, committed = metrics()
         except Exception:
             heap, committed = -1, -1
-        s = (round(now - start), rss, anon, file_, len(os.listdir(f'/proc/{pid}/task')), len(os.listdir(f'/proc/{pid}/fd')), heap, committed, len(window), p99)
+        parts = smaps.breakdown(pid)
+        s = (round(now - start), rss, anon, file_, len(os.listdir(f'/proc/{pid}/task')), len(os.listdir(f'/proc/{pid}/fd')), heap, committed, len(window), p99,
+             parts['gc'], parts['malloc'], parts['stacks'], parts['other'])
         samples.append(s)
         print(f'| {s[0]} | {s[1]} | {s[2]} | {s[3]} | {s[4]} | {s[5]} | {s[6]} | {s[7]} | {s[8]} | {s[9]:.1f} | {errors["5xx"] + errors["churn 5xx"]} | {errors["socket"] + errors["churn socket"]} '
-              f'| {counts["wrk"]} | {errors["wrk status"]} | {errors["wrk timeout"]} | {counts["churn"]} | {counts["h2"]} | {errors["h2"]} | {errors["h2 5xx"]} |', flush=True)
+              f'| {counts["wrk"]} | {errors["wrk status"]} | {errors["wrk timeout"]} | {counts["churn"]} | {counts["h2"]} | {errors["h2"]} | {errors["h2 5xx"]} '
+              f'| {s[10]} | {s[11]} | {s[12]} | {s[13]} |', flush=True)
     stop.set()
     await asyncio.gather(*tasks)
     for t in workers: t.join(timeout=90)
@@ -225,6 +230,11 @@ async def main():
     m0, m1 = statistics.median(first), statistics.median(final)
     print(f'RSS, median of the minute from t={ref[0]} s against the last minute: {m0:.0f} -> {m1:.0f} KiB ({(m1 - m0) * 100 / m0:+.1f}%); '
           f'RSS from t={ref[0]} s: min {min(s[1] for s in samples if s[0] >= ref[0])} KiB, max {max(s[1] for s in samples if s[0] >= ref[0])} KiB')
+    after = [s for s in samples if s[0] >= ref[0]]
+    worst = max(after, key=lambda s: abs(s[1] - last[1]))
+    print(f'RSS, every sample from t={ref[0]} s against the last: the farthest is t={worst[0]} s, {worst[1]} KiB ({(worst[1] - last[1]) * 100 / last[1]:+.1f}%)')
+    for i, name in ((10, 'GC'), (11, 'malloc'), (12, 'stacks'), (13, 'other')):
+        print(f'anonymous memory, {name}, from t={ref[0]} s: min {min(s[i] for s in after)} KiB, max {max(s[i] for s in after)} KiB, at the end {last[i]} KiB')
     heaps = [s[6] for s in samples if s[0] >= ref[0] and s[6] >= 0]
     if heaps:
         print(f'GC heap from t={ref[0]} s: min {min(heaps)} KiB, max {max(heaps)} KiB')

@@ -3,7 +3,7 @@ using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.Options;
 using Peregrine;
-using Peregrine.Catalog;
+using Peregrine.Live;
 using Peregrine.Server.Configuration;
 using Peregrine.Server.Hosting;
 

@@ -16,6 +16,12 @@ public sealed class PeregrineOptions
     public string Root { get; set; } = "";
 
     /// <summary>
+    /// Further folders served under URL paths of their own, overlaid on <see cref="Root"/> (see
+    /// <see cref="ContentMount"/> for which folder serves a path both hold). Default: none.
+    /// </summary>
+    public IList<ContentMount> Mounts { get; set; } = [];
+
+    /// <summary>
     /// The URL path the files are served under, for example <c>/static</c>. Default: empty,
     /// the site root. Must start with <c>/</c> and must not end with one.
     /// </summary>

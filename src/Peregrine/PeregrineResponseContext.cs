@@ -1,5 +1,4 @@
 using Microsoft.AspNetCore.Http;
-using Peregrine.Catalog;
 
 namespace Peregrine;
 
@@ -7,31 +6,37 @@ namespace Peregrine;
 /// What <see cref="PeregrineOptions.OnPrepareResponse"/> is given: the request, with
 /// Peregrine's headers already on its response, and the file being answered.
 /// </summary>
+/// <remarks>
+/// It holds the file's values, not the index's entry, so that the options namespace uses no
+/// stage of the library (docs/architecture.md, "Folders").
+/// </remarks>
 public sealed class PeregrineResponseContext
 {
-    private readonly CatalogEntry _entry;
-
-    internal PeregrineResponseContext(HttpContext context, CatalogEntry entry)
+    internal PeregrineResponseContext(HttpContext context, string path, string physicalPath, long length, DateTimeOffset lastModified, string contentType)
     {
         Context = context;
-        _entry = entry;
+        Path = path;
+        PhysicalPath = physicalPath;
+        Length = length;
+        LastModified = lastModified;
+        ContentType = contentType;
     }
 
     /// <summary>The request being answered. Headers set on its response are sent with the file.</summary>
     public HttpContext Context { get; }
 
     /// <summary>The file's path under the root, with a leading slash (<c>/css/site.css</c>).</summary>
-    public string Path => _entry.RelativePath;
+    public string Path { get; }
 
     /// <summary>The file on disk.</summary>
-    public string PhysicalPath => _entry.PhysicalPath;
+    public string PhysicalPath { get; }
 
     /// <summary>The file's length in bytes, unencoded.</summary>
-    public long Length => _entry.Identity.Length;
+    public long Length { get; }
 
     /// <summary>The file's modification time, in whole seconds, as <c>Last-Modified</c> carries it.</summary>
-    public DateTimeOffset LastModified => _entry.LastModified;
+    public DateTimeOffset LastModified { get; }
 
     /// <summary>The <c>Content-Type</c> the file is sent with.</summary>
-    public string ContentType => _entry.ContentType.ToString();
+    public string ContentType { get; }
 }

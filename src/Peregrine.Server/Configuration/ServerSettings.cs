@@ -61,6 +61,8 @@ internal sealed class ServerSettings : IDisposable
 
     public bool NoFastPath { get; set; }
 
+    public bool NoTlsSizing { get; set; }
+
     public bool NoInlineIo { get; set; }
 
     public string? CompressionCache { get; set; }

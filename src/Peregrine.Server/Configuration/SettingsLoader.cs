@@ -1,6 +1,7 @@
 using Peregrine.Server.AccessLog;
 using Peregrine.Server.Auth;
 using Peregrine.Server.Tls;
+using Peregrine.Validation;
 
 // Configuration: before the flow starts. The standalone server reads its settings from the
 // command line, the environment and a config file (OptionTable lists every option once, with its

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Net;
 using Peregrine;
+using Peregrine.Validation;
 
 namespace Peregrine.Server.Configuration;
 

@@ -94,7 +94,7 @@ internal static class ServerHost
                 // health and metrics paths always take the pipeline.
                 if (!settings.NoFastPath && settings.AccessLog is null && settings.Authenticator is null)
                 {
-                    listen.UsePeregrineFastPath(HealthPath, MetricsPath);
+                    listen.UsePeregrineFastPath(sizeTlsOutput: !settings.NoTlsSizing, HealthPath, MetricsPath);
                 }
                 else
                 {

@@ -1,5 +1,5 @@
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
-using Peregrine.Catalog;
 
 namespace Peregrine.Compression;
 

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using Microsoft.Extensions.Logging;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 namespace Peregrine.Compression;
 

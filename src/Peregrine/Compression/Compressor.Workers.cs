@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
 
 namespace Peregrine.Compression;

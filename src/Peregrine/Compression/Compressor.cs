@@ -1,7 +1,8 @@
 using System.Collections.Concurrent;
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
+using Peregrine.Live;
 using Peregrine.Negotiation;
 
 // Compression: beside the index flow rather than in the request's. After each snapshot is
@@ -138,7 +139,7 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
     /// This compressor's progress, for the instruments and the health endpoint; final when
     /// neither pass has work left (whether the catalog has an index yet is the caller's to add).
     /// </summary>
-    public Diagnostics.CompressionTotals Totals()
+    public Metrics.CompressionTotals Totals()
     {
         lock (_gate)
         {

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.IO.Compression;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
-using Peregrine.Catalog;
 
 namespace Peregrine.Compression;
 

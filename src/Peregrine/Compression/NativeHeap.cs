@@ -1,4 +1,4 @@
-using System.Runtime.InteropServices;
+using Peregrine.Interop;
 
 namespace Peregrine.Compression;
 
@@ -9,7 +9,7 @@ namespace Peregrine.Compression;
 /// freed memory in the compressing thread's arena: without this the server's idle footprint
 /// carries the last batch's encoder state (docs/performance.md, "Native heap after compression").
 /// </summary>
-internal static partial class NativeHeap
+internal static class NativeHeap
 {
     private static bool s_unavailable = !OperatingSystem.IsLinux();
 
@@ -26,14 +26,11 @@ internal static partial class NativeHeap
 
         try
         {
-            MallocTrim(0);
+            _ = Libc.malloc_trim(0);
         }
         catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
         {
             s_unavailable = true;
         }
     }
-
-    [LibraryImport("libc", EntryPoint = "malloc_trim")]
-    private static partial int MallocTrim(nuint pad);
 }

@@ -1,6 +1,6 @@
 using System.Buffers;
 using System.Security.Cryptography;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
 
 namespace Peregrine.Compression;

@@ -1,4 +1,4 @@
-using System.Runtime.InteropServices;
+using Peregrine.Interop;
 
 namespace Peregrine.Compression;
 
@@ -15,11 +15,9 @@ namespace Peregrine.Compression;
 /// "Compression threads"). Where that is refused it falls back to nice 19, the lowest weight of the normal
 /// policy. Neither needs a privilege; a failure leaves the thread at the normal priority.
 /// </remarks>
-internal static partial class WorkerPriority
+internal static class WorkerPriority
 {
-    private const int PrioProcess = 0;
     private const int LowestNice = 19;
-    private const int SchedIdle = 5;
 
     public static void LowerCurrentThread()
     {
@@ -31,11 +29,11 @@ internal static partial class WorkerPriority
 
         try
         {
-            var tid = gettid();
+            var tid = Libc.gettid();
             var priority = 0;
-            if (sched_setscheduler(tid, SchedIdle, ref priority) != 0)
+            if (Libc.sched_setscheduler(tid, Libc.SchedIdle, ref priority) != 0)
             {
-                _ = setpriority(PrioProcess, tid, LowestNice);
+                _ = Libc.setpriority(Libc.PrioProcess, tid, LowestNice);
             }
         }
         catch (Exception ex) when (ex is EntryPointNotFoundException or DllNotFoundException)
@@ -43,14 +41,4 @@ internal static partial class WorkerPriority
             // A C library without gettid (glibc before 2.30): the thread keeps the normal priority.
         }
     }
-
-    [LibraryImport("libc")]
-    private static partial int gettid();
-
-    /// <summary><paramref name="priority"/> is the only field of <c>struct sched_param</c>; 0 for SCHED_IDLE.</summary>
-    [LibraryImport("libc")]
-    private static partial int sched_setscheduler(int pid, int policy, ref int priority);
-
-    [LibraryImport("libc")]
-    private static partial int setpriority(int which, int who, int priority);
 }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
+using Peregrine.Interop;
 
 namespace Peregrine.Compression;
 
@@ -8,10 +9,8 @@ namespace Peregrine.Compression;
 /// ships with .NET, so where <c>libzstd.so.1</c> is missing (or older than 1.4, whose
 /// parameter API the decoder uses) the zstd coding is simply not produced.
 /// </summary>
-internal static unsafe partial class Zstd
+internal static unsafe class Zstd
 {
-    private const string Library = "libzstd.so.1";
-
     /// <summary>
     /// Level 19, the highest before the "ultra" levels. Its largest window is 2^23 = 8 MiB, the
     /// most RFC 9659 §3 lets an encoder use for the zstd content coding (browsers refuse larger
@@ -24,9 +23,6 @@ internal static unsafe partial class Zstd
 
     private const int MinimumVersion = 1_04_00;
 
-    // ZSTD_d_windowLogMax in zstd.h.
-    private const int DecompressionWindowLogMax = 100;
-
     private static readonly Lazy<string?> s_unavailableReason = new(Probe);
 
     /// <summary>True when libzstd can be used.</summary>
@@ -38,7 +34,7 @@ internal static unsafe partial class Zstd
     /// <summary>Compresses into a single frame that records the content size.</summary>
     public static byte[] Compress(ReadOnlySpan<byte> source, int level = Level)
     {
-        var bound = ZSTD_compressBound((nuint)source.Length);
+        var bound = LibZstd.ZSTD_compressBound((nuint)source.Length);
         var buffer = ArrayPool<byte>.Shared.Rent(checked((int)bound));
         try
         {
@@ -46,7 +42,7 @@ internal static unsafe partial class Zstd
             fixed (byte* input = source)
             fixed (byte* output = buffer)
             {
-                written = ZSTD_compress(output, (nuint)buffer.Length, input, (nuint)source.Length, level);
+                written = LibZstd.ZSTD_compress(output, (nuint)buffer.Length, input, (nuint)source.Length, level);
             }
 
             ThrowIfError(written);
@@ -65,7 +61,7 @@ internal static unsafe partial class Zstd
     {
         try
         {
-            var version = ZSTD_versionNumber();
+            var version = LibZstd.ZSTD_versionNumber();
             return version >= MinimumVersion ? null : $"version {version / 10000}.{version / 100 % 100}.{version % 100} is older than 1.4.0";
         }
         catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException)
@@ -76,26 +72,10 @@ internal static unsafe partial class Zstd
 
     private static void ThrowIfError(nuint code)
     {
-        if (ZSTD_isError(code) != 0)
+        if (LibZstd.ZSTD_isError(code) != 0)
         {
-            throw new InvalidDataException("zstd: " + Marshal.PtrToStringUTF8(ZSTD_getErrorName(code)));
+            throw new InvalidDataException("zstd: " + Marshal.PtrToStringUTF8(LibZstd.ZSTD_getErrorName(code)));
         }
-    }
-
-    [StructLayout(LayoutKind.Sequential)]
-    private struct InBuffer
-    {
-        public byte* Source;
-        public nuint Size;
-        public nuint Position;
-    }
-
-    [StructLayout(LayoutKind.Sequential)]
-    private struct OutBuffer
-    {
-        public byte* Destination;
-        public nuint Size;
-        public nuint Position;
     }
 
     /// <summary>
@@ -121,13 +101,13 @@ internal static unsafe partial class Zstd
         {
             _encoded = encoded;
             _leaveOpen = leaveOpen;
-            _context = ZSTD_createDCtx();
+            _context = LibZstd.ZSTD_createDCtx();
             if (_context == 0)
             {
                 throw new OutOfMemoryException("ZSTD_createDCtx failed.");
             }
 
-            ThrowIfError(ZSTD_DCtx_setParameter(_context, DecompressionWindowLogMax, WindowLogMax));
+            ThrowIfError(LibZstd.ZSTD_DCtx_setParameter(_context, LibZstd.DecompressionWindowLogMax, WindowLogMax));
         }
 
         public override int Read(Span<byte> buffer)
@@ -154,13 +134,13 @@ internal static unsafe partial class Zstd
                 }
 
                 nuint result;
-                var output = new OutBuffer { Size = (nuint)buffer.Length };
+                var output = new LibZstd.OutBuffer { Size = (nuint)buffer.Length };
                 fixed (byte* destination = buffer)
                 fixed (byte* source = _input)
                 {
-                    var input = new InBuffer { Source = source, Size = (nuint)_inputLength, Position = (nuint)_inputPosition };
+                    var input = new LibZstd.InBuffer { Source = source, Size = (nuint)_inputLength, Position = (nuint)_inputPosition };
                     output.Destination = destination;
-                    result = ZSTD_decompressStream(_context, &output, &input);
+                    result = LibZstd.ZSTD_decompressStream(_context, &output, &input);
                     _inputPosition = (int)input.Position;
                 }
 
@@ -190,7 +170,7 @@ internal static unsafe partial class Zstd
         {
             if (_context != 0)
             {
-                ZSTD_freeDCtx(_context);
+                LibZstd.ZSTD_freeDCtx(_context);
                 _context = 0;
                 if (disposing)
                 {
@@ -205,31 +185,4 @@ internal static unsafe partial class Zstd
             base.Dispose(disposing);
         }
     }
-
-    [LibraryImport(Library)]
-    private static partial uint ZSTD_versionNumber();
-
-    [LibraryImport(Library)]
-    private static partial nuint ZSTD_compressBound(nuint sourceSize);
-
-    [LibraryImport(Library)]
-    private static partial nuint ZSTD_compress(byte* destination, nuint destinationCapacity, byte* source, nuint sourceSize, int level);
-
-    [LibraryImport(Library)]
-    private static partial uint ZSTD_isError(nuint code);
-
-    [LibraryImport(Library)]
-    private static partial nint ZSTD_getErrorName(nuint code);
-
-    [LibraryImport(Library)]
-    private static partial nint ZSTD_createDCtx();
-
-    [LibraryImport(Library)]
-    private static partial nuint ZSTD_freeDCtx(nint context);
-
-    [LibraryImport(Library)]
-    private static partial nuint ZSTD_DCtx_setParameter(nint context, int parameter, int value);
-
-    [LibraryImport(Library)]
-    private static partial nuint ZSTD_decompressStream(nint context, OutBuffer* output, InBuffer* input);
 }

@@ -1,7 +1,10 @@
+using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
-using Peregrine.Diagnostics;
+using Peregrine.Fields;
+using Peregrine.Indexing;
+using Peregrine.Live;
+using Peregrine.Metrics;
 using Peregrine.Negotiation;
 using Peregrine.Send;
 
@@ -26,7 +29,6 @@ namespace Peregrine.Fallback;
 /// </remarks>
 internal sealed class NotFoundPage
 {
-    private static readonly StringValues s_noCache = "no-cache";
     private static readonly StringValues s_htmlType = "text/html; charset=utf-8";
 
     // No script, style or external resource: it renders the same under any Content-Security-Policy
@@ -45,6 +47,11 @@ internal sealed class NotFoundPage
     private readonly PeregrineMetrics _metrics;
     private readonly bool _builtIn;
 
+    // The page's fields for each of its representations, made on first use; they go with the
+    // snapshot that holds the representation. The built-in page's are made once.
+    private readonly ConditionalWeakTable<Representation, ResponseFields> _fields = [];
+    private readonly ResponseFields _builtInFields;
+
     public NotFoundPage(string file, FileCatalog catalog, PeregrineMetrics metrics)
     {
         _path = "/" + file;
@@ -52,6 +59,7 @@ internal sealed class NotFoundPage
         _headers = catalog.Headers;
         _metrics = metrics;
         _builtIn = catalog.Options.BuiltInNotFoundPage;
+        _builtInFields = ResponseFields.ForErrorPage(s_htmlType, StringValues.Empty, _headers.Vary, _headers);
     }
 
     /// <summary>The page sent when the root has none and the built-in one is on.</summary>
@@ -71,7 +79,7 @@ internal sealed class NotFoundPage
         {
             if (_builtIn)
             {
-                WriteFields(request, response, s_htmlType, StringValues.Empty, _headers.Vary, s_builtIn.Length);
+                Write(_builtInFields, request, response, s_builtIn.Length);
                 var isHeadRequest = HttpMethods.IsHead(request.Method);
                 _metrics.Served(StatusCodes.Status404NotFound, isHeadRequest ? 0 : s_builtIn.Length, fromMemory: true, 0);
                 if (!isHeadRequest)
@@ -99,7 +107,13 @@ internal sealed class NotFoundPage
             }
         }
 
-        WriteFields(request, response, page.ContentType, representation.ContentEncoding, _headers.VaryFor(page), content.Length);
+        if (!_fields.TryGetValue(representation, out var fields))
+        {
+            fields = ResponseFields.ForErrorPage(page.ContentType, representation.ContentEncoding, _headers.VaryFor(page.Negotiable), _headers);
+            _fields.AddOrUpdate(representation, fields);
+        }
+
+        Write(fields, request, response, content.Length);
         var isHead = HttpMethods.IsHead(request.Method);
         _metrics.Served(StatusCodes.Status404NotFound, isHead ? 0 : content.Length, fromMemory: representation.Content is not null,
             ReferenceEquals(representation, page.Identity) ? 0 : page.Identity.Length - representation.Length);
@@ -109,24 +123,12 @@ internal sealed class NotFoundPage
         }
     }
 
-    /// <summary>The fields of either page: its type and coding, no-cache, then the configured headers and CORS, as for a file.</summary>
-    private void WriteFields(HttpRequest request, HttpResponse response, StringValues contentType, StringValues contentEncoding, StringValues vary, long length)
+    /// <summary>The fields of either page (<see cref="ResponseFields.ForErrorPage"/>), CORS as for a file, and its length.</summary>
+    private static void Write(ResponseFields fields, HttpRequest request, HttpResponse response, long length)
     {
         var headers = response.Headers;
-        headers.ContentType = contentType;
-        headers.ContentEncoding = contentEncoding;
-        headers.Vary = vary;
-        headers.CacheControl = s_noCache;
-        foreach (var (name, value) in _headers.Extra)
-        {
-            headers[name] = value;
-        }
-
-        if (_headers.Cors.VariesByOrigin)
-        {
-            _headers.Cors.AddResponseHeaders(request, headers);
-        }
-
+        fields.WriteEntity(request, headers);
+        fields.WriteContent(headers);
         response.ContentLength = length;
     }
 }

@@ -23,7 +23,7 @@ internal sealed partial class Http1FastPath
     /// hand-off <paramref name="rewritten"/> may then hold the head Kestrel is to read instead of
     /// the first <paramref name="rewrittenLength"/> bytes.
     /// </summary>
-    private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output, ref bool first, out byte[]? rewritten, out int rewrittenLength)
+    private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output, bool https, ref bool first, out byte[]? rewritten, out int rewrittenLength)
     {
         rewritten = null;
         rewrittenLength = 0;
@@ -54,7 +54,7 @@ internal sealed partial class Http1FastPath
                     return framing == HeadFraming.Incomplete ? Outcome.NeedMore : Outcome.HandOff;
                 }
 
-                if (!_serves || !TryRespond(head[..length], output, out var close, out var bytes))
+                if (!_serves || !TryRespond(head[..length], output, https, out var close, out var bytes))
                 {
                     switch (first ? KestrelFront.Decide(head[..length], out rewritten) : FrontAction.None)
                     {

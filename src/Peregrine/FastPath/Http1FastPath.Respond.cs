@@ -3,13 +3,13 @@ using System.IO.Pipelines;
 using System.Text;
 using Microsoft.AspNetCore.Http;
 using Peregrine.Conditional;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
-using Peregrine.Catalog;
 
 namespace Peregrine.FastPath;
 
 // Answering one request head. The decisions are the middleware's own, called with the bytes the
-// fast path read: RepresentationSelector chooses, Preconditions decides 304, FileResponse says
+// fast path read: RepresentationSelector chooses, Preconditions decides 304, ResponseFields says
 // what the response carries. What is left here is framing: the blocks, Date, Connection, body.
 internal sealed partial class Http1FastPath
 {
@@ -21,13 +21,13 @@ internal sealed partial class Http1FastPath
     private const int MaxAcceptEncodingChars = 512;
     private const int MaxIfNoneMatchChars = 1024;
 
-    private bool TryRespond(ReadOnlySpan<byte> head, PipeWriter output, out bool close, out long written)
+    private bool TryRespond(ReadOnlySpan<byte> head, PipeWriter output, bool https, out bool close, out long written)
     {
         close = false;
         written = 0;
         var started = _metrics.RequestStarted();
         var snapshot = _catalog.Current;
-        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.Cors.VariesByOrigin) || request.Path.Length > MaxPathChars)
+        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.DependsOnOrigin) || request.Path.Length > MaxPathChars)
         {
             return false;
         }
@@ -86,7 +86,7 @@ internal sealed partial class Http1FastPath
 
         var status = notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
         _metrics.Served(status, bodyBytes, fromMemory: true, ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
-        _metrics.RequestDone(started, request.IsHead ? HttpMethods.Head : HttpMethods.Get, status, https: output is TlsRecordWriter, "1.1");
+        _metrics.RequestDone(started, request.IsHead ? HttpMethods.Head : HttpMethods.Get, status, https, "1.1");
         return true;
     }
 

@@ -4,8 +4,11 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
-using Peregrine.Catalog;
-using Peregrine.Diagnostics;
+using Peregrine.Fields;
+using Peregrine.Indexing;
+using Peregrine.Live;
+using Peregrine.Metrics;
+using Peregrine.Transport;
 
 namespace Peregrine.FastPath;
 
@@ -16,9 +19,9 @@ namespace Peregrine.FastPath;
 /// (a path not in memory, ranges, a body, a percent-encoded path, an unknown precondition,
 /// HTTP/1.0, HTTP/2, a malformed head) is handed to Kestrel before a single byte of that request
 /// is consumed, and Kestrel serves the rest of the connection through the normal pipeline.
-/// The responses are the middleware's: both write one <see cref="Catalog.FileResponse"/>. Over TLS
+/// The responses are the middleware's: both write one <see cref="ResponseFields"/>. Over TLS
 /// (after Kestrel's handshake, when ALPN chose HTTP/1.1 or nothing) it works the same, writing
-/// through a <see cref="TlsRecordWriter"/>.
+/// through the connection's <see cref="TlsOutput"/> unless that is switched off.
 /// </summary>
 internal sealed partial class Http1FastPath
 {
@@ -43,6 +46,7 @@ internal sealed partial class Http1FastPath
     /// <summary>False for <see cref="KestrelFront"/> alone: no request is answered here.</summary>
     private readonly bool _serves;
     private readonly bool _serverHeader;
+    private readonly bool _sizeTlsOutput;
     private readonly TimeSpan _keepAliveTimeout;
     private readonly TimeSpan _headersTimeout;
     private readonly MinDataRate? _minResponseDataRate;
@@ -54,15 +58,17 @@ internal sealed partial class Http1FastPath
     /// <c>scope</c> is what the fast path may answer (<see cref="FastPathScope.Of"/>); null when
     /// it is made for the catalog alone, with no application around it. <c>frontOnly</c> makes
     /// it answer nothing and look at each connection's first head for <see cref="KestrelFront"/>
-    /// only, for a server that runs without the fast path.
+    /// only, for a server that runs without the fast path. <c>sizeTlsOutput</c> false leaves a
+    /// TLS connection's output to Kestrel (<see cref="TlsOutput"/>).
     /// </remarks>
-    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader, FastPathScope? scope = null, bool frontOnly = false)
+    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader, FastPathScope? scope = null, bool frontOnly = false, bool sizeTlsOutput = true)
     {
         _headLimits = new HeadLimits(limits);
         _keepAliveTimeout = limits.KeepAliveTimeout;
         _headersTimeout = limits.RequestHeadersTimeout;
         _minResponseDataRate = limits.MinResponseDataRate;
         _serverHeader = serverHeader;
+        _sizeTlsOutput = sizeTlsOutput;
         var options = catalog.Options;
         _catalog = catalog;
         _metrics = metrics;
@@ -80,7 +86,7 @@ internal sealed partial class Http1FastPath
     {
         if (connection.Features.Get<ITlsApplicationProtocolFeature>() is not { } protocol)
         {
-            return ServeAsync(connection, connection.Transport.Output, next);
+            return ServeAsync(connection, connection.Transport.Output, https: false, next);
         }
 
         if (connection.Features.Get<ISslStreamFeature>() is not { } tls)
@@ -89,10 +95,11 @@ internal sealed partial class Http1FastPath
             return next(connection);
         }
 
-        if (!_serves)
+        if (!_serves || !_sizeTlsOutput)
         {
-            // Nothing answered here, so TLS output is left to Kestrel; HTTP/2 has no first head.
-            return IsHttp11(protocol.ApplicationProtocol.Span) ? ServeAsync(connection, connection.Transport.Output, next) : next(connection);
+            // Nothing answered here, or TLS output sizing is off: TLS output is left to Kestrel;
+            // HTTP/2 has no first head.
+            return IsHttp11(protocol.ApplicationProtocol.Span) ? ServeAsync(connection, connection.Transport.Output, https: true, next) : next(connection);
         }
 
         return ServeTlsAsync(connection, protocol, tls, next);
@@ -101,15 +108,13 @@ internal sealed partial class Http1FastPath
     private async Task ServeTlsAsync(ConnectionContext connection, ITlsApplicationProtocolFeature protocol, ISslStreamFeature tls, ConnectionDelegate next)
     {
         // Over TLS every response, the fast path's and Kestrel's (HTTP/2 included), goes to the
-        // SslStream through one TlsRecordWriter for the connection's life.
-        var original = connection.Transport;
-        var records = new TlsRecordWriter(tls.SslStream);
-        connection.Transport = new TlsRecordWriter.Transport(original.Input, records);
+        // SslStream through one TlsRecordWriter for the connection's life (Transport/TlsOutput).
+        var output = TlsOutput.Install(connection, tls.SslStream);
         try
         {
             if (IsHttp11(protocol.ApplicationProtocol.Span))
             {
-                await ServeAsync(connection, records, next);
+                await ServeAsync(connection, output.Writer, https: true, next);
             }
             else
             {
@@ -118,14 +123,13 @@ internal sealed partial class Http1FastPath
         }
         finally
         {
-            connection.Transport = original;
-            records.Complete();
+            output.Remove(connection);
         }
     }
 
     private static bool IsHttp11(ReadOnlySpan<byte> alpn) => alpn.IsEmpty || alpn.SequenceEqual("http/1.1"u8);
 
-    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, ConnectionDelegate next)
+    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, bool https, ConnectionDelegate next)
     {
         var input = connection.Transport.Input;
         using var watched = FastPathHeartbeat.Watch(input, output);
@@ -172,7 +176,7 @@ internal sealed partial class Http1FastPath
                 Outcome outcome;
                 if (stash is null)
                 {
-                    outcome = Process(ref buffer, output, ref first, out rewritten, out rewrittenLength);
+                    outcome = Process(ref buffer, output, https, ref first, out rewritten, out rewrittenLength);
                 }
                 else
                 {
@@ -187,7 +191,7 @@ internal sealed partial class Http1FastPath
 
                     buffer.Slice(0, take).CopyTo(stash.AsSpan(stashed));
                     var work = new ReadOnlySequence<byte>(stash, 0, stashed + take);
-                    outcome = Process(ref work, output, ref first, out rewritten, out rewrittenLength);
+                    outcome = Process(ref work, output, https, ref first, out rewritten, out rewrittenLength);
                     var done = stashed + take - (int)work.Length;
                     if (done == 0)
                     {
@@ -322,107 +326,6 @@ internal sealed partial class Http1FastPath
         {
             // The client reset the connection (ConnectionResetException is an IOException):
             // there is no one left to answer.
-        }
-    }
-
-    /// <summary>
-    /// Kestrel's answer to a head the client ended (FIN) before it was complete
-    /// (Http1Connection.TryParseRequest: InvalidRequestLine or MalformedRequestInvalidHeaders):
-    /// 400, no body, and the connection closes. The fast path gives it itself rather than hand
-    /// the connection on: Kestrel's socket transport reports the connection closed as soon as it
-    /// reads the FIN, and an HTTP/1.1 connection Kestrel starts after that aborts its output
-    /// before answering (HttpConnection.OnConnectionClosed), so a hand-off that came later than
-    /// that report, as it does under load, sent nothing at all.
-    /// </summary>
-    private async ValueTask RefuseEndedHeadAsync(PipeWriter output, FastPathHeartbeat.Watched watched)
-    {
-        WriteRefusal(output, "HTTP/1.1 400 Bad Request\r\n"u8);
-        await FlushAsync(output, watched);
-    }
-
-    /// <summary>
-    /// Kestrel's answer to a head not complete within <c>RequestHeadersTimeout</c>
-    /// (Http1Connection.OnRequestHeadersTimeout): 408, no body, and the connection closes.
-    /// </summary>
-    private void WriteRequestTimeout(PipeWriter output) => WriteRefusal(output, "HTTP/1.1 408 Request Timeout\r\n"u8);
-
-    /// <summary>Kestrel's shape for an error it answers before any request runs: the status line, no body, Connection: close.</summary>
-    private void WriteRefusal(PipeWriter output, ReadOnlySpan<byte> statusLine)
-    {
-        output.Write(statusLine);
-        output.Write("Content-Length: 0\r\nConnection: close\r\n"u8);
-        output.Write(HttpDate.Line);
-        if (_serverHeader)
-        {
-            output.Write("Server: Kestrel\r\n"u8);
-        }
-
-        output.Write("\r\n"u8);
-    }
-
-    /// <summary>
-    /// Closes a connection whose client stopped taking its responses. Returning alone would not:
-    /// Kestrel's transport would wait to send what is still in the pipe for as long as the client
-    /// does not read. Kestrel aborts its own connections the same way.
-    /// </summary>
-    private static void AbortStalled(ConnectionContext connection)
-        => connection.Abort(new ConnectionAbortedException("The client did not read the response at the minimum data rate."));
-
-    /// <summary>
-    /// Flushes; if the client is not reading (the flush waits on back-pressure), it must take
-    /// the bytes at Kestrel's minimum response data rate (240 bytes/s after a 5 s grace period
-    /// by default) or the connection is closed, as Kestrel closes its own.
-    /// </summary>
-    private ValueTask<FlushResult> FlushAsync(PipeWriter output, FastPathHeartbeat.Watched watched)
-    {
-        var bytes = output.CanGetUnflushedBytes ? output.UnflushedBytes : FlushThreshold;
-        var pending = output.FlushAsync();
-        if (!pending.IsCompletedSuccessfully)
-        {
-            return AwaitFlushAsync(pending, output, watched, bytes);
-        }
-
-        // Read once: a completed ValueTask may not be awaited again.
-        var result = pending.Result;
-        return result.IsCanceled
-            ? AwaitFlushAsync(new ValueTask<FlushResult>(result), output, watched, bytes)
-            : new ValueTask<FlushResult>(result);
-    }
-
-    private async ValueTask<FlushResult> AwaitFlushAsync(ValueTask<FlushResult> pending, PipeWriter output, FastPathHeartbeat.Watched watched, long bytes)
-    {
-        while (true)
-        {
-            // No rate set means no minimum; a grace period or a rate so extreme that the deadline
-            // lies decades away (Kestrel accepts TimeSpan.MaxValue) means none either.
-            var seconds = _minResponseDataRate is { BytesPerSecond: > 0 } rate ? rate.GracePeriod.TotalSeconds + (bytes / rate.BytesPerSecond) : double.PositiveInfinity;
-            if (seconds < MaxSendSeconds)
-            {
-                watched.Arm(TimeSpan.FromSeconds(seconds));
-            }
-            else
-            {
-                watched.Disarm();
-            }
-
-            FlushResult result;
-            watched.Flushing = true;
-            try
-            {
-                result = await pending;
-            }
-            finally
-            {
-                watched.Flushing = false;
-            }
-
-            if (!result.IsCanceled || Environment.TickCount64 > Volatile.Read(ref watched.Deadline))
-            {
-                return result;
-            }
-
-            // A cancellation that raced with the end of an earlier wait: flush again.
-            pending = output.FlushAsync();
         }
     }
 }

@@ -2,12 +2,13 @@ using System.Globalization;
 using System.Text;
 using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
-using Peregrine.Catalog;
+using Peregrine.Fields;
+using Peregrine.Indexing;
 
 namespace Peregrine.FastPath;
 
 /// <summary>
-/// A <see cref="FileResponse"/> encoded as HTTP/1.1 header blocks, a 200 and a 304, once per
+/// A <see cref="ResponseFields"/> encoded as HTTP/1.1 header blocks, a 200 and a 304, once per
 /// representation: only the Date line, Connection and the body are added per request. The
 /// fields are the response's own list; the framing around them (status line, Content-Length,
 /// Server) is written as Kestrel writes it. Each block ends after its last header line; the
@@ -34,7 +35,7 @@ internal sealed class ResponseBlocks
         }
 
         // Set once; a race makes two equal blocks and keeps one.
-        blocks = Create(FileResponse.For(entry, representation, configured), representation.Length, serverHeader);
+        blocks = Create(ResponseFields.For(entry, representation, configured), representation.Length, serverHeader);
         representation.SenderState = blocks;
         return blocks;
     }
@@ -43,7 +44,7 @@ internal sealed class ResponseBlocks
     /// <param name="length">The representation's length, the 200's Content-Length.</param>
     /// <param name="serverHeader">Kestrel's <c>AddServerHeader</c>: Kestrel adds <c>Server: Kestrel</c>
     /// unless the response already has a Server field.</param>
-    public static ResponseBlocks Create(FileResponse response, long length, bool serverHeader)
+    public static ResponseBlocks Create(ResponseFields response, long length, bool serverHeader)
     {
         var server = serverHeader && !response.Entity.Any(h => string.Equals(h.Name, HeaderNames.Server, StringComparison.OrdinalIgnoreCase));
         var ok = new StringBuilder("HTTP/1.1 200 OK\r\n");

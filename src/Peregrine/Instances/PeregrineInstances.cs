@@ -2,9 +2,8 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
-using Peregrine.Catalog;
 using Peregrine.Compression;
-using Peregrine.Sources;
+using Peregrine.Live;
 
 // Instances: the registration side. An application may add several Peregrines, each with its
 // own options (named options), catalog, watcher and compressor (keyed services; the unnamed one
@@ -124,9 +123,9 @@ internal sealed class PeregrineInstances
     /// and neither compression pass has work left: every file is at final quality, so nothing
     /// better is coming.
     /// </summary>
-    public Diagnostics.CompressionTotals CompressionTotals()
+    public Metrics.CompressionTotals CompressionTotals()
     {
-        var totals = new Diagnostics.CompressionTotals(0, 0, 0, Final: true);
+        var totals = new Metrics.CompressionTotals(0, 0, 0, Final: true);
         foreach (var compressor in Snapshot(_compressors))
         {
             var one = compressor.Totals();

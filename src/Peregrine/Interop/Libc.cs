@@ -5,7 +5,7 @@ using System.Runtime.InteropServices;
 
 namespace Peregrine.Interop;
 
-/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2) and realpath(3).</summary>
+/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling and malloc_trim(3).</summary>
 internal static partial class Libc
 {
     /// <summary>EAGAIN (EWOULDBLOCK) on Linux.</summary>
@@ -110,4 +110,25 @@ internal static partial class Libc
     /// <summary>rename(2), which replaces <paramref name="newPath"/> atomically, a symbolic link included.</summary>
     [LibraryImport("libc", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     public static partial int rename(string oldPath, string newPath);
+
+    // :: scheduling of the calling thread: gettid(2), sched_setscheduler(2) with SCHED_IDLE, and
+    // setpriority(2) with PRIO_PROCESS, which on Linux names one thread by its tid.
+
+    public const int SchedIdle = 5;
+    public const int PrioProcess = 0;
+
+    [LibraryImport("libc")]
+    public static partial int gettid();
+
+    /// <summary><paramref name="priority"/> is the only field of <c>struct sched_param</c>; 0 for SCHED_IDLE.</summary>
+    [LibraryImport("libc")]
+    public static partial int sched_setscheduler(int pid, int policy, ref int priority);
+
+    [LibraryImport("libc")]
+    public static partial int setpriority(int which, int who, int priority);
+
+    // :: malloc_trim(3), glibc's: free pages of every arena back to the system.
+
+    [LibraryImport("libc")]
+    public static partial int malloc_trim(nuint pad);
 }

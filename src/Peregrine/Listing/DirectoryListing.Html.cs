@@ -1,5 +1,5 @@
 using System.Security.Cryptography;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 namespace Peregrine.Listing;
 

@@ -1,6 +1,6 @@
 using System.Buffers;
 using System.Text.Json;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 namespace Peregrine.Listing;
 

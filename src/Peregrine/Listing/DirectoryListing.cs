@@ -1,5 +1,5 @@
 using Microsoft.AspNetCore.Http;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 // Listing: the answer for a folder entry without a default document, when listings are on. The
 // catalog resolved the path (catalog -> negotiation -> conditional -> ranges -> send) to a folder

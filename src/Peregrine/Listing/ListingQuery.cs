@@ -1,4 +1,4 @@
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 namespace Peregrine.Listing;
 

@@ -1,6 +1,6 @@
 using System.Buffers;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 namespace Peregrine.Negotiation;
 

@@ -1,5 +1,5 @@
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 
 namespace Peregrine.Negotiation;
 

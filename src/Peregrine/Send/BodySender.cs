@@ -5,13 +5,17 @@ using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Primitives;
-using Peregrine.Catalog;
-using Peregrine.Diagnostics;
+using Peregrine.Fields;
+using Peregrine.Indexing;
+using Peregrine.Live;
+using Peregrine.Logging;
+using Peregrine.Metrics;
 using Peregrine.Ranges;
+using Peregrine.Sources;
 
 // Send: the last stage of the flow. A request runs catalog -> negotiation -> conditional ->
 // ranges -> send, and by the time it gets here the entry, the representation, its header fields
-// (FileResponse) and, for a 206, the ranges are chosen; this stage writes the framing and the body
+// (ResponseFields) and, for a 206, the ranges are chosen; this stage writes the framing and the body
 // and counts the response. Bytes held in memory are copied into Kestrel's output without an await
 // (BodySender.WriteAsync). Bytes on disk are read straight into the response's buffers
 // (FileSender) from a file opened, and checked against the indexed length and time, before any
@@ -70,7 +74,7 @@ internal sealed class BodySender
     /// <summary>200 with the whole representation; for HEAD, the fields without the body.</summary>
     // Inlined into the middleware's Serve, so the 200 answer costs what it did as Serve's own code.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public Task SendWhole(HttpContext context, CatalogEntry entry, Representation representation, FileResponse described, bool isHead)
+    public Task SendWhole(HttpContext context, CatalogEntry entry, Representation representation, ResponseFields described, bool isHead)
     {
         var response = context.Response;
         described.WriteContent(response.Headers);
@@ -91,7 +95,7 @@ internal sealed class BodySender
     }
 
     /// <summary>206 with one range (RFC 9110 §14.4): Content-Range names it and the whole length.</summary>
-    public Task SendRange(HttpContext context, CatalogEntry entry, Representation representation, FileResponse described, ByteRange single)
+    public Task SendRange(HttpContext context, CatalogEntry entry, Representation representation, ResponseFields described, ByteRange single)
     {
         var response = context.Response;
         var headers = response.Headers;
@@ -106,7 +110,7 @@ internal sealed class BodySender
     }
 
     /// <summary>206 with several ranges, as multipart/byteranges.</summary>
-    public Task SendMultipart(HttpContext context, CatalogEntry entry, Representation representation, FileResponse described, ReadOnlySpan<ByteRange> ranges)
+    public Task SendMultipart(HttpContext context, CatalogEntry entry, Representation representation, ResponseFields described, ReadOnlySpan<ByteRange> ranges)
     {
         // §14.6: several ranges go as multipart/byteranges; each part names its range and
         // the representation's type, and the coding applies to every part.
@@ -291,15 +295,8 @@ internal sealed class BodySender
         // the clear. The fields are the identity representation's, with this version's validators.
         var cacheControl = headers.CacheControl;
         response.Clear();
-        var described = FileResponse.For(entry, entry.Identity, _headers);
-        described.WriteEntity(headers, cacheControl);
-        headers.ETag = fresh.ETag;
-        headers.LastModified = fresh.LastModified.ToString("r");
-        if (_headers.Cors.VariesByOrigin)
-        {
-            _headers.Cors.AddResponseHeaders(context.Request, headers);
-        }
-
+        var described = ResponseFields.For(entry, entry.Identity, _headers).WithValidators(fresh.ETag, fresh.LastModified.ToString("r"));
+        described.WriteEntity(context.Request, headers, cacheControl);
         described.WriteContent(headers);
         response.ContentLength = fresh.Content.Length;
         _metrics.Served(StatusCodes.Status200OK, fresh.Content.Length, fromMemory: false, 0);

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using Microsoft.Extensions.Logging;
+using Peregrine.Logging;
 
 namespace Peregrine.Send;
 

@@ -47,7 +47,7 @@ internal static class FileSender
     private static bool IsVersion(SafeFileHandle handle, long expectedLength, long? expectedLastWriteTicks)
     {
         // One fstat(2), read the way the catalog read the indexed length and time.
-        var facts = Catalog.FileSystemProbe.Probe(handle);
+        var facts = Sources.FileSystemProbe.Probe(handle);
         return facts.Length == expectedLength
             && (expectedLastWriteTicks is not { } ticks || facts.LastWriteTicks == ticks);
     }

@@ -1,4 +1,6 @@
-using Peregrine.Catalog;
+using Peregrine.Indexing;
+using Peregrine.Live;
+using Peregrine.Sources;
 
 namespace Peregrine.Send;
 
@@ -42,7 +44,7 @@ internal sealed class FreshVersion
             try
             {
                 using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
-                var (_, length, before) = Catalog.FileSystemProbe.Probe(handle);
+                var (_, length, before) = Sources.FileSystemProbe.Probe(handle);
                 if (length > limit)
                 {
                     return null;
@@ -61,7 +63,7 @@ internal sealed class FreshVersion
                     read += n;
                 }
 
-                if (read == length && Catalog.FileSystemProbe.Probe(handle) is { } after && after.Length == length && after.LastWriteTicks == before)
+                if (read == length && Sources.FileSystemProbe.Probe(handle) is { } after && after.Length == length && after.LastWriteTicks == before)
                 {
                     if (before == indexedTicks || DateTime.UtcNow.Ticks - before < refuseYoungerThan.Ticks)
                     {
@@ -74,7 +76,7 @@ internal sealed class FreshVersion
                         // Rare (a file changed within the last few milliseconds and not yet
                         // re-indexed), and short: the thread waits at most the margin.
                         Thread.Sleep(TimeSpan.FromTicks(young));
-                        var settled = Catalog.FileSystemProbe.Probe(handle);
+                        var settled = Sources.FileSystemProbe.Probe(handle);
                         if (settled.Length != length || settled.LastWriteTicks != before)
                         {
                             continue;

@@ -2,8 +2,8 @@ using System.Collections.Concurrent;
 using System.Text;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
-using Peregrine.Catalog;
 using Peregrine.Compression;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
 using Peregrine.Tests.Infrastructure;
 

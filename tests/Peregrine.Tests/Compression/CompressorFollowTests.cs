@@ -1,7 +1,8 @@
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
-using Peregrine.Catalog;
 using Peregrine.Compression;
+using Peregrine.Indexing;
+using Peregrine.Live;
 using static Peregrine.Tests.Compression.CompressionHarness;
 
 namespace Peregrine.Tests.Compression;

@@ -1,8 +1,8 @@
 using System.Diagnostics;
 using System.IO.Compression;
 using System.Runtime.Versioning;
-using Peregrine.Catalog;
 using Peregrine.Compression;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
 using static Peregrine.Tests.Compression.CompressionHarness;
 

@@ -1,8 +1,8 @@
 using System.IO.Compression;
 using System.Net;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Catalog;
 using Peregrine.Compression;
+using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Compression;

@@ -1,5 +1,5 @@
-using Peregrine.Catalog;
 using Peregrine.Compression;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
 using static Peregrine.Tests.Compression.CompressionHarness;
 

@@ -2,11 +2,13 @@ using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Text.Json;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Catalog;
 using Peregrine.Compression;
-using Peregrine.Diagnostics;
-using Peregrine.Tests.Diagnostics;
+using Peregrine.Indexing;
+using Peregrine.Live;
+using Peregrine.Metrics;
+using Peregrine.Tests.Metrics;
 using Peregrine.Tests.Infrastructure;
 using static Peregrine.Tests.Compression.CompressionHarness;
 

@@ -5,6 +5,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Compression;
 using Peregrine.Tests.Infrastructure;
+using Peregrine.Validation;
 
 namespace Peregrine.Tests.Fallback;
 

@@ -3,7 +3,7 @@ using System.Net.Sockets;
 using System.Text;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Diagnostics;
+using Peregrine.Metrics;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.FastPath;

@@ -1,5 +1,4 @@
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Catalog;
 using Peregrine.Compression;
 using Peregrine.Tests.Infrastructure;
 

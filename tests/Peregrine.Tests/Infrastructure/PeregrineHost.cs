@@ -7,7 +7,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
-using Peregrine.Catalog;
+using Peregrine.Live;
 
 namespace Peregrine.Tests.Infrastructure;
 

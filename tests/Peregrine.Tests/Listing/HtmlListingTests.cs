@@ -1,6 +1,6 @@
 using System.Security.Cryptography;
 using System.Text;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 using Peregrine.Listing;
 using static Peregrine.Tests.Listing.ListingFixtures;
 

@@ -1,6 +1,6 @@
 using System.Text;
 using System.Text.RegularExpressions;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 using Peregrine.Listing;
 
 namespace Peregrine.Tests.Listing;

@@ -1,5 +1,5 @@
 using Microsoft.AspNetCore.Http;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 using Peregrine.Listing;
 using static Peregrine.Tests.Listing.ListingFixtures;
 

@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using System.Net;
 using System.Security.Cryptography;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Live;

@@ -1,7 +1,8 @@
 using System.Diagnostics;
 using System.Globalization;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Catalog;
+using Peregrine.Indexing;
+using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Live;

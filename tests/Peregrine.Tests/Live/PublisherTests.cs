@@ -1,5 +1,5 @@
 using Microsoft.Extensions.Logging.Abstractions;
-using Peregrine.Catalog;
+using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Live;

@@ -1,7 +1,7 @@
 using System.Text;
 using Microsoft.Extensions.Primitives;
+using Peregrine.Indexing;
 using Peregrine.Negotiation;
-using Peregrine.Catalog;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Negotiation;

@@ -3,7 +3,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.DependencyInjection;
-using Peregrine.Catalog;
+using Peregrine.Live;
 using Peregrine.Server.Configuration;
 using Peregrine.Server.Hosting;
 

@@ -1,13 +1,13 @@
 using Microsoft.Extensions.Logging;
-using Peregrine.Catalog;
 
 namespace Peregrine.Sources.Bucket;
 
 /// <summary>
-/// Keeps an instance's copy of its bucket current: the first sync (after which the catalog is
-/// started on the copy), then one at each poll and at each bucket notification, one at a time,
-/// with backoff while the bucket cannot be read. The site in force is never touched by a sync
-/// that fails: it is served until one succeeds.
+/// Keeps an instance's copy of its bucket current: the first sync, then one at each poll and at
+/// each bucket notification, one at a time, with backoff while the bucket cannot be read. The
+/// site in force is never touched by a sync that fails: it is served until one succeeds. It
+/// knows nothing of the catalog: it reports each release through the callbacks it is given
+/// (<c>Live/ContentSource</c> turns them into the catalog's start and refresh).
 /// </summary>
 internal sealed class BucketSource : IDisposable
 {
@@ -28,7 +28,9 @@ internal sealed class BucketSource : IDisposable
     private readonly CancellationTokenSource _stopping = new();
     private readonly SemaphoreSlim _wake = new(0, 1);
     private readonly Dictionary<string, DateTime> _leaving = new(StringComparer.Ordinal);
-    private FileCatalog? _catalog;
+    private Action? _firstRelease;
+    private Action? _newRelease;
+    private Func<string?>? _rootInForce;
     private Task? _loop;
     private int _failures;
     private volatile BucketState _state;
@@ -63,14 +65,22 @@ internal sealed class BucketSource : IDisposable
         return new BucketSource(folder, new BucketSync(client, options, folder, logger), options, logger);
     }
 
-    /// <summary>Starts syncing; the catalog is started once the first release is copied whole. Safe to call more than once.</summary>
-    public void Start(FileCatalog catalog)
+    /// <summary>
+    /// Starts syncing. Safe to call more than once; only the first call's callbacks are kept.
+    /// They run on the sync loop, under no lock, and must only post and return.
+    /// </summary>
+    /// <param name="firstRelease">Called once, when the first release is copied whole and <see cref="RootLink"/> names it.</param>
+    /// <param name="newRelease">Called after each later sync that moved <see cref="RootLink"/> to another release.</param>
+    /// <param name="rootInForce">The folder the site is served from now (a version folder, links resolved), which is not removed; null when none is yet.</param>
+    public void Start(Action firstRelease, Action newRelease, Func<string?> rootInForce)
     {
         lock (_stopping)
         {
-            if (_catalog is null)
+            if (_loop is null)
             {
-                _catalog = catalog;
+                _firstRelease = firstRelease;
+                _newRelease = newRelease;
+                _rootInForce = rootInForce;
                 _loop = Task.Run(RunAsync);
             }
         }
@@ -130,13 +140,13 @@ internal sealed class BucketSource : IDisposable
                 _state = _state with { Release = _sync.Release, LastSync = DateTimeOffset.UtcNow, Error = null, FailingSince = null };
                 if (first)
                 {
-                    _catalog!.Start();
+                    _firstRelease!();
                 }
                 else if (changed)
                 {
                     // The root check would see the link move within WatchOptions.RootCheckInterval;
                     // this saves that wait.
-                    _catalog!.RequestRefresh();
+                    _newRelease!();
                 }
 
                 wait = _options.PollInterval > TimeSpan.Zero ? _options.PollInterval : Timeout.InfiniteTimeSpan;
@@ -201,11 +211,11 @@ internal sealed class BucketSource : IDisposable
         }
     }
 
-    /// <summary>Removes the version folders the catalog no longer serves, once they have been left for the grace time.</summary>
+    /// <summary>Removes the version folders no longer served, once they have been left for the grace time.</summary>
     private void RemoveLeftVersions()
     {
         var now = DateTime.UtcNow;
-        var stale = _sync.StaleFolders(keep: _catalog?.Current?.Root);
+        var stale = _sync.StaleFolders(keep: _rootInForce?.Invoke());
         foreach (var gone in _leaving.Keys.Except(stale).ToList())
         {
             _leaving.Remove(gone);

@@ -2,7 +2,6 @@ using System.Diagnostics;
 using System.Runtime.InteropServices;
 using Amazon.S3.Model;
 using Microsoft.Extensions.Logging;
-using Peregrine.Catalog;
 
 namespace Peregrine.Sources.Bucket;
 

@@ -47,6 +47,28 @@ public sealed class TlsTests : IDisposable
         Assert.Equal(await h1.Content.ReadAsByteArrayAsync(), await h2.Content.ReadAsByteArrayAsync());
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task TlsSizing_OnOrOff_ServesTheSameBytesOverHttp11AndHttp2(bool off)
+    {
+        string[] args = [Site, "--tls-cert", _certificate.CertPath, "--tls-key", _certificate.KeyPath, .. off ? new[] { "--no-tls-sizing" } : []];
+        await using var server = await RunningServer.StartAsync(args);
+        using var client = server.CreateClient();
+
+        var bodies = new List<byte[]>();
+        foreach (var version in new[] { HttpVersion.Version11, HttpVersion.Version20, HttpVersion.Version11 })
+        {
+            using var response = await client.SendAsync(new HttpRequestMessage(HttpMethod.Get, "/app.js") { Version = version, VersionPolicy = HttpVersionPolicy.RequestVersionExact });
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            Assert.Equal(version, response.Version);
+            bodies.Add(await response.Content.ReadAsByteArrayAsync());
+        }
+
+        Assert.All(bodies, body => Assert.Equal(bodies[0], body));
+        Assert.Equal(100_000, bodies[0].Length);
+    }
+
     [Fact]
     public async Task PemCertificate_PresentsThatCertificate()
     {

@@ -1,0 +1,20 @@
+namespace Peregrine.Indexing;
+
+/// <summary>The encoded variants that exist for one resource, beside its identity representation.</summary>
+[Flags]
+internal enum ContentCodingSet : byte
+{
+    None = 0,
+    Brotli = 1,
+    Zstd = 2,
+    Gzip = 4,
+}
+
+/// <summary>The representation chosen for one response.</summary>
+internal enum ContentCoding : byte
+{
+    Identity = 0,
+    Brotli = 1,
+    Zstd = 2,
+    Gzip = 3,
+}

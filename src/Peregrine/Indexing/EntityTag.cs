@@ -1,0 +1,56 @@
+using System.Buffers.Text;
+using System.Security.Cryptography;
+
+namespace Peregrine.Indexing;
+
+/// <summary>
+/// Strong entity tags (RFC 9110 §8.8.3) derived from content alone: the first 128 bits of the
+/// SHA-256 of the bytes, base64url-encoded. Two servers holding the same bytes give the same
+/// tag, and a tag changes exactly when the bytes do, which mtime-and-size tags cannot promise.
+/// </summary>
+internal static class EntityTag
+{
+    private const int TagBytes = 16;
+
+    public static string FromHash(ReadOnlySpan<byte> sha256)
+    {
+        Span<char> text = stackalloc char[2 + 24];
+        text[0] = '"';
+        var written = Base64Url.EncodeToChars(sha256[..TagBytes], text[1..]);
+        text[1 + written] = '"';
+        return new string(text[..(written + 2)]);
+    }
+
+    public static string Compute(ReadOnlySpan<byte> content)
+    {
+        Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];
+        SHA256.HashData(content, hash);
+        return FromHash(hash);
+    }
+
+    /// <summary>
+    /// A tag from length and modification time, for files too large to hash at index time
+    /// (<see cref="PeregrineOptions.MaxHashedFileSize"/>): it changes whenever the file is
+    /// rewritten, as nginx's and Caddy's tags do, but two servers agree only if their copies
+    /// share the mtime. The "m" prefix keeps it apart from every content tag.
+    /// </summary>
+    public static string FromMetadata(long length, long lastWriteTicks)
+    {
+        Span<byte> bytes = stackalloc byte[16];
+        BitConverter.TryWriteBytes(bytes, length);
+        BitConverter.TryWriteBytes(bytes[8..], lastWriteTicks);
+        Span<char> text = stackalloc char[3 + 24];
+        text[0] = '"';
+        text[1] = 'm';
+        var written = Base64Url.EncodeToChars(bytes, text[2..]);
+        text[2 + written] = '"';
+        return new string(text[..(written + 3)]);
+    }
+
+    public static string Compute(Stream content)
+    {
+        Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];
+        SHA256.HashData(content, hash);
+        return FromHash(hash);
+    }
+}

@@ -1,0 +1,315 @@
+using Microsoft.Extensions.Logging;
+using Peregrine.Indexing;
+using Peregrine.Logging;
+using Peregrine.Sources;
+
+namespace Peregrine.Live;
+
+/// <summary>The publisher: the one thread that makes and publishes every snapshot (see the class's remarks).</summary>
+internal sealed partial class FileCatalog
+{
+    private void RunPublisher()
+    {
+        if (_options.Watch.Enabled)
+        {
+            // Watching starts before the first index, so a file written while it is being
+            // built is not missed: its event asks for a rebuild straight after.
+            _watcher = new CatalogWatcher(this, _options, _logger);
+            _watcher.Watch(FoldersToWatch());
+        }
+
+        try
+        {
+            var first = new CatalogBuilder(_options, Budget, _logger, _copies).Build(cancellationToken: _stopping.Token);
+            if (first.Count >= LargeTree)
+            {
+                // The scan of a large tree leaves its scratch (directory entries, path strings, the
+                // build's dictionary) in the heap, and the GC keeps that memory committed, far
+                // above what the snapshot holds live. One compacting collection before the first
+                // request gives most of it back and packs the entries together, for a slightly
+                // later first response, once, while requests wait for the index anyway
+                // (docs/performance.md, "Large trees").
+                GC.Collect(2, GCCollectionMode.Aggressive, blocking: true, compacting: true);
+            }
+
+            Publish(first, null);
+            _ready.TrySetResult();
+        }
+        catch (Exception ex)
+        {
+            // Kept as the Ready fault: requests then answer 503 rather than hang. Stopped before
+            // the first index was done (start-up failed elsewhere, a port in use say), nothing
+            // failed here, and the log would only bury the real reason under a stack trace.
+            if (ex is not OperationCanceledException || !_stopping.IsCancellationRequested)
+            {
+                PeregrineLog.IndexFailed(_logger, _options.Root, ex);
+            }
+
+            _ready.TrySetException(ex);
+
+            // Nothing will take in what a watcher posts from now on.
+            _watcher?.Dispose();
+            return;
+        }
+
+        if (_watcher is null)
+        {
+            return;
+        }
+
+        _watcher.Retarget(_current!);
+        var changes = _changes.Reader;
+        try
+        {
+            while (true)
+            {
+                if (!changes.TryRead(out var change))
+                {
+                    // Blocks this thread alone: it has nothing else to do until a change comes.
+                    if (!changes.WaitToReadAsync(_stopping.Token).AsTask().GetAwaiter().GetResult())
+                    {
+                        return;
+                    }
+
+                    continue;
+                }
+
+                try
+                {
+                    if (change.Root is null)
+                    {
+                        // A burst of rescan requests settles into one rescan.
+                        if (_stopping.Token.WaitHandle.WaitOne(_options.Watch.CoalescingDelay))
+                        {
+                            return;
+                        }
+
+                        Interlocked.Exchange(ref _refreshPending, 0);
+                        Rebuild();
+                    }
+                    else
+                    {
+                        TakeIn(change);
+                    }
+                }
+                catch (Exception ex) when (ex is not OperationCanceledException || !_stopping.IsCancellationRequested)
+                {
+                    // Whatever a change could not be taken in for (a file the system reports oddly,
+                    // a subscriber that failed), the publisher lives on, serving the snapshot in
+                    // force, and a rescan shortly tries again.
+                    PeregrineLog.RebuildFailed(_logger, _options.Root, ex.Message);
+                    RefreshAfter(TimeSpan.FromSeconds(1));
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
+
+    /// <summary>
+    /// Applies posted paths, or a watcher's batch; the paths of a batch left at their previous
+    /// version go back to their watcher, which waits for their writer again.
+    /// </summary>
+    private void TakeIn(IndexChange change)
+    {
+        if (change.Watcher is not { } watcher)
+        {
+            ApplyChanges(change.Root!, change.Paths!, static _ => true);
+            return;
+        }
+
+        // A watcher replaced since it posted (its root is no longer watched) gives an empty batch:
+        // the rescan that came with its replacement took in what it had.
+        using var check = watcher.TakeBatch();
+        if (check.Batch.Count == 0)
+        {
+            return;
+        }
+
+        var deferred = ApplyChanges(watcher.Root, check.Batch, check.StillSettled);
+        if (deferred.Count > 0)
+        {
+            watcher.Defer(deferred);
+        }
+    }
+
+    private void Rebuild()
+    {
+        var previous = _current!;
+        CatalogSnapshot next;
+        var builder = new CatalogBuilder(_options, Budget, _logger, _copies);
+        try
+        {
+            next = builder.Build(previous, _stopping.Token, IsUnsettled);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            // The root is missing or unreadable for the moment (between the two renames of a
+            // deploy), or a file vanished mid-scan: keep serving the last good snapshot and try
+            // again shortly, so that a change is never left unindexed for want of an event.
+            PeregrineLog.RebuildFailed(_logger, _options.Root, ex.Message);
+            RefreshAfter(TimeSpan.FromSeconds(1));
+            return;
+        }
+
+        if (builder.Unsettled > 0)
+        {
+            // Files still being written kept their previous version: look again once they settle.
+            RefreshAfter(_options.Watch.SettleTime);
+        }
+
+        Publish(next, null);
+        foreach (var mount in next.Mounts)
+        {
+            if (!Array.Exists(previous.Mounts, old => old.SameAs(mount)))
+            {
+                PeregrineLog.RootReplaced(_logger, mount.ConfiguredRoot, mount.Root);
+            }
+        }
+
+        _watcher?.Retarget(next);
+        ReleaseDropped(previous.Files.Where(entry => !next.Holds(entry)));
+    }
+
+    /// <summary>
+    /// For a rescan: true when a changed file is not to be taken yet, because the watcher knows a
+    /// writer is at it, or its modification time is within
+    /// <see cref="WatchOptions.SettleTime"/> of now: the settle rule.
+    /// </summary>
+    private bool IsUnsettled(FoundFile file)
+    {
+        if (IsBeingWritten(file.Relative))
+        {
+            return true;
+        }
+
+        // Also with close events: during a rescan the watcher's view may lag the disk.
+        var modified = FileSystemProbe.Probe(file.Physical).LastWriteTicks;
+        return DateTime.UtcNow.Ticks - modified < _options.Watch.SettleTime.Ticks;
+    }
+
+    /// <summary>The folders to watch before the first index: the root and each mount's folder, those that exist.</summary>
+    private IEnumerable<string> FoldersToWatch()
+    {
+        foreach (var folder in _options.Mounts.Select(mount => mount.Root).Prepend(_options.Root))
+        {
+            if (FileSystemProbe.RealPath(Path.GetFullPath(folder)) is { } resolved)
+            {
+                yield return resolved;
+            }
+        }
+    }
+
+    private void RefreshAfter(TimeSpan delay)
+        => _ = Task.Delay(delay, _stopping.Token).ContinueWith(
+            _ => RequestRefresh(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
+
+    /// <summary>
+    /// Applies change events to the snapshot in force and publishes the result (see
+    /// <see cref="IncrementalUpdate"/>); a tree with links, or a change the events cannot
+    /// describe, asks for a whole rescan instead. Returns the paths left at their previous
+    /// version because they were still being written. <paramref name="root"/> is the root the
+    /// events came from: events from a root no longer in force are dropped. On the publisher.
+    /// </summary>
+    private IReadOnlyList<ChangedPath> ApplyChanges(string root, IReadOnlyCollection<ChangedPath> paths, Func<string, bool> stillSettled)
+    {
+        // The publisher takes changes in only once the first index is in force.
+        var current = _current!;
+        if (current.Mounts.Length > 1)
+        {
+            return ApplyMountedChanges(current, root, paths, stillSettled);
+        }
+
+        if (current.Root != root)
+        {
+            return [];
+        }
+
+        return ApplyUrlChanges(current, root, paths, stillSettled);
+    }
+
+    /// <summary>Applies changed URL paths to <paramref name="current"/> and publishes the result; the paths left for later.</summary>
+    private IReadOnlyList<ChangedPath> ApplyUrlChanges(CatalogSnapshot current, string root, IReadOnlyCollection<ChangedPath> paths, Func<string, bool> stillSettled)
+    {
+        if (current.HasLinks)
+        {
+            RequestRefresh();
+            return [];
+        }
+
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        UpdateResult result;
+        try
+        {
+            result = _update.Apply(current, paths, stillSettled, _stopping.Token);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            // A folder vanished while it was scanned: the rescan sorts it out.
+            RequestRefresh();
+            return [];
+        }
+
+        if (result.NeedsRescan)
+        {
+            RequestRefresh();
+            return [];
+        }
+
+        if (result.Next is { } next)
+        {
+            Publish(next, result.Delta);
+            ReleaseDropped(result.Delta.Removed);
+        }
+
+        PeregrineLog.Updated(_logger, paths.Count, root, System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, result.Deferred.Count);
+        return result.Deferred;
+    }
+
+    /// <summary>
+    /// <see cref="ApplyChanges"/> for an index of several folders: the paths under the folder
+    /// <paramref name="root"/> become the URL paths of each mount of that folder, and the paths
+    /// left for later go back to the watcher as its own.
+    /// </summary>
+    private IReadOnlyList<ChangedPath> ApplyMountedChanges(CatalogSnapshot current, string root, IReadOnlyCollection<ChangedPath> paths, Func<string, bool> stillSettled)
+    {
+        var urls = new List<ChangedPath>(paths.Count);
+        var folderPaths = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var mount in current.Mounts)
+        {
+            if (mount.Root != root)
+            {
+                continue;
+            }
+
+            foreach (var change in paths)
+            {
+                if (change.IsDirectory || mount.AllowsFile(change.Relative) || mount.AllowsFolder(change.Relative))
+                {
+                    var url = mount.UrlPrefix + change.Relative;
+                    if (folderPaths.TryAdd(url, change.Relative))
+                    {
+                        urls.Add(change with { Relative = url });
+                    }
+                }
+            }
+        }
+
+        if (urls.Count == 0)
+        {
+            // From a folder no longer indexed: the rescan that replaced it took in what it had.
+            return [];
+        }
+
+        var deferred = ApplyUrlChanges(current, root, urls, url => stillSettled(folderPaths[url]));
+        var back = new Dictionary<string, ChangedPath>(StringComparer.Ordinal);
+        foreach (var change in deferred)
+        {
+            var relative = folderPaths.GetValueOrDefault(change.Relative, change.Relative);
+            back.TryAdd(relative, change with { Relative = relative });
+        }
+
+        return [.. back.Values];
+    }
+}

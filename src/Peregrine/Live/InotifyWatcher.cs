@@ -1,0 +1,342 @@
+using System.Collections.Concurrent;
+using System.Runtime.InteropServices;
+using Peregrine.Sources;
+using static Peregrine.Interop.Libc;
+
+namespace Peregrine.Live;
+
+/// <summary>
+/// Watches a tree through inotify(7) directly, for what <see cref="FileSystemWatcher"/> does not
+/// pass on: <c>IN_CLOSE_WRITE</c> (a writer is done) and <c>IN_MOVED_TO</c> (a file renamed into
+/// place, whole). A file that is created or modified is held back as "being written" until its
+/// writer closes it; only then is it read and published, so a half-written file is never
+/// served and the previous version stays until the new one is whole.
+/// </summary>
+/// <remarks>
+/// <para>
+/// One thread reads the events (non-blocking descriptor, <c>poll(2)</c> with a short timeout so
+/// that disposing needs no signal), coalesces them for <see cref="WatchOptions.CoalescingDelay"/>
+/// and tells the catalog's publisher that a batch is ready (<see cref="FileCatalog.Post(InotifyWatcher)"/>).
+/// The publisher takes the batch when it comes to it (<see cref="TakeBatch"/>: paths changed
+/// while it was busy join it), reads each file and publishes the next snapshot. Before publishing
+/// it asks whether events came for a path during its read; the events waiting are read then,
+/// under this watcher's own lock. A path written again meanwhile is left at its previous version
+/// and handed back (<see cref="Defer"/>) to wait for its writer once more.
+/// </para>
+/// <para>
+/// Two rules cover writers that never close: a file with no event for
+/// <see cref="WatchOptions.SettleTime"/> is taken as it stands, unless a writer still has it
+/// open (asked of the kernel with a read lease, or where none can be had, <c>IN_OPEN</c> not yet
+/// matched by a close: a writer that truncated it and paused before writing is not published
+/// empty), which covers writes whose open the watcher cannot see (a hard link written under
+/// another name); and a file written for
+/// longer than <see cref="WatchOptions.OpenWriteLimit"/> (a log, or a writer that keeps the file
+/// open and stopped) is published as a snapshot that held still while it was read, again at each
+/// such interval. Following opens costs two events per open of a file under the root, readers'
+/// included (a response read from an original rather than from its copy is one). A queue
+/// overflow (<c>IN_Q_OVERFLOW</c>) means events were lost, and asks for a whole rescan.
+/// </para>
+/// </remarks>
+internal sealed partial class InotifyWatcher : IDisposable
+{
+    private readonly FileCatalog _catalog;
+    private readonly WatchOptions _options;
+    private readonly bool _serveHiddenFiles;
+    private readonly string _root;
+    private readonly int _fd;
+    private readonly Dictionary<int, string> _folders = [];
+    private readonly Dictionary<string, int> _watches = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, Writing> _writing = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, ChangedPath> _queued = new(StringComparer.Ordinal);
+
+    // Opens of each file not yet matched by a close (IN_OPEN against IN_CLOSE_WRITE and
+    // IN_CLOSE_NOWRITE), on this thread only: what the settle rule goes by where the kernel cannot
+    // be asked (IsOpenForWriting). inotify does not say how a file was opened, so a reader counts
+    // too, and it merges two identical events in a row (two closes), so a count can stay too high;
+    // a count left wrong costs at most a wait until OpenWriteLimit.
+    private readonly Dictionary<string, int> _open = new(StringComparer.Ordinal);
+    private readonly byte[] _buffer = new byte[64 * 1024];
+    private readonly Thread _thread;
+
+    // Held while events are read and the state they feed is used: by this watcher's thread, and
+    // by the publisher when it asks about writers. Never held while calling out of the watcher
+    // but to post (which does not wait).
+    private readonly Lock _events = new();
+
+    // The paths events named since the publisher began checking a batch (BeginWriterCheck).
+    private HashSet<string>? _touched;
+    private bool _closed;
+
+    // A batch is posted and not yet taken: what is queued meanwhile joins it.
+    private bool _batchPosted;
+    private long _firstQueuedAt;
+    private volatile bool _stopping;
+
+    private InotifyWatcher(FileCatalog catalog, PeregrineOptions options, string root, int fd)
+    {
+        _catalog = catalog;
+        _options = options.Watch;
+        _serveHiddenFiles = options.ServeHiddenFiles;
+        _root = root;
+        _fd = fd;
+        _thread = new Thread(Run) { IsBackground = true, Name = "Peregrine watcher" };
+    }
+
+    /// <summary>When a file was first and last seen written since it was last published.</summary>
+    private sealed record Writing(long Since, long Last);
+
+    /// <summary>
+    /// Starts watching <paramref name="root"/> and every folder under it; <see langword="null"/>
+    /// with the reason when inotify cannot be used (not Linux, or the instance or watch limit
+    /// is reached), and the caller falls back to <see cref="FileSystemWatcher"/> and polling.
+    /// </summary>
+    public static InotifyWatcher? TryStart(FileCatalog catalog, PeregrineOptions options, string root, out string? failure)
+    {
+        failure = null;
+        if (!OperatingSystem.IsLinux())
+        {
+            failure = "inotify needs Linux";
+            return null;
+        }
+
+        int fd;
+        try
+        {
+            fd = inotify_init1(InNonBlock | InCloseOnExec);
+        }
+        catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
+        {
+            failure = ex.Message;
+            return null;
+        }
+
+        if (fd < 0)
+        {
+            failure = $"inotify_init1 failed (errno {Marshal.GetLastPInvokeError()})";
+            return null;
+        }
+
+        var watcher = new InotifyWatcher(catalog, options, root, fd);
+        if (!watcher.AddWatches("", out failure))
+        {
+            watcher.Dispose();
+            return null;
+        }
+
+        watcher._thread.Start();
+        return watcher;
+    }
+
+    /// <summary>The root this instance watches, every link resolved.</summary>
+    public string Root => _root;
+
+    /// <summary>True while a writer is known to have <paramref name="relative"/> open, or wrote it and has not settled.</summary>
+    public bool IsBeingWritten(string relative) => _writing.ContainsKey(relative);
+
+    public void Dispose()
+    {
+        _stopping = true;
+        if (_thread.IsAlive && Thread.CurrentThread != _thread)
+        {
+            _thread.Join();
+        }
+
+        lock (_events)
+        {
+            // Under the lock: the publisher may be reading events, and the number could be reused.
+            if (_closed)
+            {
+                return;
+            }
+
+            _closed = true;
+            _queued.Clear();
+            close(_fd);
+        }
+    }
+
+    /// <summary>
+    /// For the publisher: the paths queued since the last batch (none once this watcher is
+    /// disposed), and from now until the check is disposed,
+    /// <see cref="WriterCheck.StillSettled"/> says whether a path is still as quiet as it is now.
+    /// </summary>
+    public WriterCheck TakeBatch()
+    {
+        lock (_events)
+        {
+            Drain();
+            List<ChangedPath> batch = [.. _queued.Values];
+            _queued.Clear();
+            _batchPosted = false;
+            _touched = new HashSet<string>(StringComparer.Ordinal);
+            return new WriterCheck(this, batch);
+        }
+    }
+
+    /// <summary>Paths the publisher left at their previous version because they changed while read: they wait for their writer again.</summary>
+    public void Defer(IReadOnlyList<ChangedPath> deferred)
+    {
+        lock (_events)
+        {
+            var now = Environment.TickCount64;
+            foreach (var change in deferred)
+            {
+                _writing.AddOrUpdate(change.Relative, new Writing(now, now), (_, w) => w with { Last = now });
+            }
+        }
+    }
+
+    /// <summary>The publisher's question to the watcher while it takes in a batch: has a writer come back to a path?</summary>
+    internal sealed class WriterCheck(InotifyWatcher watcher, IReadOnlyList<ChangedPath> batch) : IDisposable
+    {
+        /// <summary>The paths to take in.</summary>
+        public IReadOnlyList<ChangedPath> Batch => batch;
+
+        /// <summary>
+        /// True when no event named <paramref name="relative"/> since the check began, no writer is
+        /// known to be at it, and the kernel does not say it is open for writing: not taken while
+        /// a writer has it open either, since the event of a truncation (cp's O_TRUNC) can come
+        /// after the read, and even after the margin when the writer is starved of CPU, so an
+        /// empty file read now may be a truncation under way.
+        /// </summary>
+        public bool StillSettled(string relative)
+        {
+            lock (watcher._events)
+            {
+                watcher.Drain();
+                if (watcher._touched?.Contains(relative) != false || watcher._writing.ContainsKey(relative))
+                {
+                    return false;
+                }
+            }
+
+            return watcher.IsOpenForWriting(relative) != true;
+        }
+
+        public void Dispose()
+        {
+            lock (watcher._events)
+            {
+                watcher._touched = null;
+            }
+        }
+    }
+
+    private void Run()
+    {
+        while (!_stopping)
+        {
+            Wait();
+            lock (_events)
+            {
+                Drain();
+                var now = Environment.TickCount64;
+                Settle(now);
+                if (_queued.Count > 0 && now - _firstQueuedAt >= (long)_options.CoalescingDelay.TotalMilliseconds)
+                {
+                    Flush();
+                }
+            }
+        }
+    }
+
+    private unsafe void Wait()
+    {
+        var pollFd = new PollFd { Fd = _fd, Events = PollIn };
+        poll(&pollFd, 1, PollTimeoutMs);
+    }
+
+    /// <summary>Queues the files whose writers went quiet, and snapshots of files written for too long.</summary>
+    private void Settle(long now)
+    {
+        if (_writing.IsEmpty)
+        {
+            return;
+        }
+
+        var settle = (long)_options.SettleTime.TotalMilliseconds;
+        var limit = (long)_options.OpenWriteLimit.TotalMilliseconds;
+        foreach (var (path, writing) in _writing)
+        {
+            if (now - writing.Last >= settle)
+            {
+                if (IsOpenForWriting(path) ?? _open.ContainsKey(path))
+                {
+                    // Quiet but still open (a writer that truncated it and paused): asked again
+                    // after another settle time, up to the open-write limit.
+                    _writing[path] = writing with { Last = now };
+                    continue;
+                }
+
+                _open.Remove(path);
+                _writing.TryRemove(path, out _);
+                Queue(path, isDirectory: false, now);
+            }
+            else if (now - writing.Since >= limit)
+            {
+                // A log: publish what it holds now if it holds still while read (the length and
+                // time check), and wait another limit before the next snapshot.
+                _writing[path] = writing with { Since = now };
+                _catalog.Post(_root, [new ChangedPath(path, false)]);
+            }
+        }
+    }
+
+    private void Flush()
+    {
+        if (!_batchPosted)
+        {
+            _batchPosted = true;
+            _catalog.Post(this);
+        }
+    }
+
+    private void Queue(string relative, bool isDirectory, long now)
+    {
+        if (_queued.Count == 0)
+        {
+            _firstQueuedAt = now;
+        }
+
+        _queued[relative] = _queued.TryGetValue(relative, out var queued) ? queued with { IsDirectory = queued.IsDirectory || isDirectory } : new ChangedPath(relative, isDirectory);
+    }
+
+    /// <summary>
+    /// Whether any process has the file open for writing now, asked of the kernel: a read lease
+    /// (<c>F_SETLEASE</c>) is refused with <c>EAGAIN</c> while the file is open for writing, and
+    /// is released at once. <see langword="null"/> when no lease can be had (the server neither
+    /// owns the file nor has <c>CAP_LEASE</c>, or the file system has no leases) or the file is
+    /// gone: the caller goes by what the events said.
+    /// </summary>
+    private bool? IsOpenForWriting(string relative)
+    {
+        var path = _root + relative;
+        if (FileSystemProbe.Probe(path, followLinks: false).Kind != FileKind.Regular)
+        {
+            // Never opened: a FIFO would block the watcher, and a link is not followed.
+            return null;
+        }
+
+        try
+        {
+            using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
+            var fd = (int)handle.DangerousGetHandle();
+
+            // A writer opening the file while the lease is held breaks it, and the kernel tells
+            // the holder with a signal, SIGIO unless set: SIGIO would end the process, SIGURG is
+            // ignored. The writer waits only until the lease is released, a moment later.
+            fcntl(fd, SetSignal, UrgentSignal);
+            if (fcntl(fd, SetLease, ReadLock) == 0)
+            {
+                fcntl(fd, SetLease, Unlock);
+                return false;
+            }
+
+            return Marshal.GetLastPInvokeError() == TryAgain ? true : null;
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,200 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net.Security;
+
+namespace Peregrine.Transport;
+
+/// <summary>
+/// The fast path's output on a TLS connection: responses are gathered into buffers of
+/// <see cref="BufferSize"/> bytes and each buffer is handed to the <see cref="SslStream"/> in one
+/// write. Kestrel's own output over TLS is a pipe of 4 KiB blocks written one block per
+/// <c>SslStream.WriteAsync</c>, so a response became one TLS record, one encryption and one write
+/// to the socket's pipe per 4 KiB block; here it is one write, which OpenSSL cuts into 16 KiB
+/// records (docs/performance.md, "TLS output in 32 KiB writes").
+/// </summary>
+/// <remarks>
+/// Used only while the fast path owns the connection: it is flushed before a hand-off, after
+/// which Kestrel writes through its own pipe over the same stream. A cancelled write leaves the
+/// TLS stream in an unknown state, so after one every flush reports the connection completed
+/// and the fast path closes it.
+/// </remarks>
+internal sealed class TlsRecordWriter : PipeWriter
+{
+    // On Linux SslStream hands OpenSSL up to 32 KiB per call (StreamSizes.MaximumMessage) and
+    // OpenSSL cuts records of 16 KiB: one write per buffer, two full records per write.
+    internal const int BufferSize = 32 * 1024;
+
+    private readonly SslStream _stream;
+    private readonly List<(byte[] Array, int Length)> _full = [];
+    private byte[]? _current;
+    private int _written;
+    private long _unflushed;
+    private CancellationTokenSource? _cancel;
+    private volatile bool _flushing;
+    private bool _broken;
+
+    public TlsRecordWriter(SslStream stream) => _stream = stream;
+
+    public override bool CanGetUnflushedBytes => true;
+
+    public override long UnflushedBytes => _unflushed;
+
+    public override void Advance(int bytes)
+    {
+        _written += bytes;
+        _unflushed += bytes;
+    }
+
+    public override Memory<byte> GetMemory(int sizeHint = 0) => Reserve(sizeHint).AsMemory(_written);
+
+    public override Span<byte> GetSpan(int sizeHint = 0) => Reserve(sizeHint).AsSpan(_written);
+
+    private byte[] Reserve(int sizeHint)
+    {
+        if (_current is { } current && current.Length - _written >= Math.Max(sizeHint, 1))
+        {
+            return current;
+        }
+
+        if (_current is not null && _written != 0)
+        {
+            _full.Add((_current, _written));
+        }
+        else if (_current is not null)
+        {
+            ArrayPool<byte>.Shared.Return(_current);
+        }
+
+        _written = 0;
+        return _current = ArrayPool<byte>.Shared.Rent(Math.Max(sizeHint, BufferSize));
+    }
+
+    public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default)
+    {
+        if (_broken)
+        {
+            return new ValueTask<FlushResult>(new FlushResult(isCanceled: false, isCompleted: true));
+        }
+
+        if (_unflushed == 0)
+        {
+            return default;
+        }
+
+        var token = Token(cancellationToken);
+        if (_full.Count != 0)
+        {
+            return WriteAllAsync(default, token);
+        }
+
+        // The common case, one buffer: written without an async state machine when the write
+        // completes at once.
+        var pending = _stream.WriteAsync(_current.AsMemory(0, _written), token);
+        if (pending.IsCompletedSuccessfully)
+        {
+            Reset();
+            return default;
+        }
+
+        return WriteAllAsync(pending, token);
+    }
+
+    /// <summary>Awaits <paramref name="current"/>, the only buffer's write already under way, or else writes every buffer in order.</summary>
+    private async ValueTask<FlushResult> WriteAllAsync(ValueTask current, CancellationToken token)
+    {
+        _flushing = true;
+        try
+        {
+            if (_full.Count == 0)
+            {
+                await current;
+            }
+            else
+            {
+                foreach (var (array, length) in _full)
+                {
+                    await _stream.WriteAsync(array.AsMemory(0, length), token);
+                }
+
+                await _stream.WriteAsync(_current.AsMemory(0, _written), token);
+            }
+
+            Reset();
+            return default;
+        }
+        catch (OperationCanceledException)
+        {
+            return Broken();
+        }
+        finally
+        {
+            _flushing = false;
+        }
+    }
+
+    private CancellationToken Token(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.CanBeCanceled)
+        {
+            return cancellationToken;
+        }
+
+        if (_cancel is null || !_cancel.TryReset())
+        {
+            _cancel?.Dispose();
+            _cancel = new CancellationTokenSource();
+        }
+
+        return _cancel.Token;
+    }
+
+    private FlushResult Broken()
+    {
+        _broken = true;
+        return new FlushResult(isCanceled: true, isCompleted: false);
+    }
+
+    /// <summary>Cancels a write in flight (the client stopped reading); with none in flight there is nothing to cancel.</summary>
+    public override void CancelPendingFlush()
+    {
+        if (_flushing)
+        {
+            _cancel?.Cancel();
+        }
+    }
+
+    /// <summary>Returns the buffers; the stream stays open for Kestrel.</summary>
+    public override void Complete(Exception? exception = null)
+    {
+        Reset();
+        _cancel?.Dispose();
+        _cancel = null;
+    }
+
+    /// <summary>The connection's transport with this writer as its output.</summary>
+    internal sealed class Transport(PipeReader input, PipeWriter output) : IDuplexPipe
+    {
+        public PipeReader Input { get; } = input;
+
+        public PipeWriter Output { get; } = output;
+    }
+
+    private void Reset()
+    {
+        foreach (var (array, _) in _full)
+        {
+            ArrayPool<byte>.Shared.Return(array);
+        }
+
+        _full.Clear();
+        _written = 0;
+        _unflushed = 0;
+
+        // The last buffer goes back too: an idle keep-alive connection holds none.
+        if (_current is not null)
+        {
+            ArrayPool<byte>.Shared.Return(_current);
+            _current = null;
+        }
+    }
+}
