@@ -87,7 +87,7 @@ using (settings)
                 // With TLS, the only cleartext address is the redirect's.
                 console.WriteLine(settings.Certificate is not null && address.StartsWith("http://", StringComparison.Ordinal)
                     ? $"Peregrine redirecting {address}/ to HTTPS"
-                    : $"Peregrine serving {Path.GetFullPath(settings.Root)} at {address}/");
+                    : $"Peregrine serving {(settings.ServesBucket ? settings.Root : Path.GetFullPath(settings.Root))} at {address}/");
             }
         }
 

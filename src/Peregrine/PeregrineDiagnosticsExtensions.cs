@@ -54,7 +54,8 @@ public static class PeregrineDiagnosticsExtensions
             ?? throw new InvalidOperationException($"Call services.AddPeregrine(...) before app.{nameof(UsePeregrineHealth)}().");
 
         var compressor = app.ApplicationServices.GetRequiredService<Compressor>();
-        return app.Use(next => new HealthEndpoint(next, catalog, compressor, path).Invoke);
+        var bucket = Peregrine.Instances.PeregrineInstances.SourceOf(app.ApplicationServices, "").Bucket;
+        return app.Use(next => new HealthEndpoint(next, catalog, compressor, path, bucket).Invoke);
     }
 
     /// <summary>

@@ -83,7 +83,7 @@ public static class PeregrineFastPathExtensions
 
         var catalog = services.GetRequiredService<FileCatalog>();
         var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
-        catalog.Start();
+        Peregrine.Instances.PeregrineInstances.SourceOf(services, "").Start(catalog);
         return new Http1FastPath(
             catalog,
             services.GetRequiredService<PeregrineMetrics>(),

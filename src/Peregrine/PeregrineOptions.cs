@@ -184,4 +184,10 @@ public sealed class PeregrineOptions
 
     /// <summary>Compression of files in the background after each index, and Accept-Encoding negotiation.</summary>
     public CompressionOptions Compression { get; set; } = new();
+
+    /// <summary>
+    /// Serve an S3-compatible bucket instead of a folder: its objects are copied into a folder of
+    /// the server's own, which becomes <see cref="Root"/> (leave Root empty). Default: none.
+    /// </summary>
+    public BucketOptions? Bucket { get; set; }
 }

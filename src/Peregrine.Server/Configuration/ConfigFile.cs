@@ -107,7 +107,7 @@ internal static class ConfigFile
                     return null;
                 }
 
-                if (option.IsPath && scalar.Length > 0 && !(option == OptionTable.AccessLog && scalar == "-"))
+                if (option.IsPath && scalar.Length > 0 && !(option == OptionTable.AccessLog && scalar == "-") && !Peregrine.Sources.Bucket.BucketLocation.IsBucketUri(scalar))
                 {
                     scalar = Path.GetFullPath(scalar, folder);
                 }

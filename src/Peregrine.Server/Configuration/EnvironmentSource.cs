@@ -22,7 +22,8 @@ internal static class EnvironmentSource
         var variables = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (DictionaryEntry entry in Environment.GetEnvironmentVariables())
         {
-            if (entry.Key is string name && (name.StartsWith("PEREGRINE_", StringComparison.Ordinal) || name == PlatformPort) && entry.Value is string value)
+            // The AWS SDK's endpoint variables too, for the check of an s3:// ROOT (BucketSettings).
+            if (entry.Key is string name && (name.StartsWith("PEREGRINE_", StringComparison.Ordinal) || name == PlatformPort || name.StartsWith("AWS_ENDPOINT_URL", StringComparison.Ordinal)) && entry.Value is string value)
             {
                 variables[name] = value;
             }

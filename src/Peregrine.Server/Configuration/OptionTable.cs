@@ -9,7 +9,7 @@ namespace Peregrine.Server.Configuration;
 internal static class OptionTable
 {
     public static readonly OptionSpec Root = Value<string>("root", "ROOT",
-        "The folder to serve (default: the current directory).",
+        "The folder to serve (default: the current directory), or a bucket: s3://BUCKET/PREFIX, copied and kept current (credentials and endpoint from AWS_* variables).",
         ValueParsers.NonEmpty, static (s, root) => s.Root = root, isPath: true, isPositional: true);
 
     public static readonly OptionSpec Port = Value<int>("port", "N",
@@ -107,6 +107,24 @@ internal static class OptionTable
         "On SIGTERM or Ctrl+C, let responses in flight finish for this long (default 10).",
         ValueParsers.Seconds, static (s, timeout) => s.ShutdownTimeout = timeout);
 
+    public static readonly OptionSpec BucketPointer = Value<string>("bucketPointer", "NAME",
+        "With an s3:// ROOT: serve PREFIX/releases/ID/, where the object PREFIX/NAME holds ID, and switch whole when it changes (atomic deploys).",
+        ValueParsers.NonEmpty, static (s, name) => s.BucketPointer = name);
+
+    public static readonly OptionSpec BucketPoll = Value<TimeSpan>("bucketPoll", "SECONDS",
+        "With an s3:// ROOT: look for changes this often (default 10; 0 for notifications only).",
+        ValueParsers.Seconds, static (s, interval) => s.BucketPoll = interval);
+
+    public static readonly OptionSpec BucketNotify = Value<string>("bucketNotify", "PATH",
+        "With an s3:// ROOT: take S3 event notifications by POST at PATH, as /_peregrine/bucket-events, and sync at once (keep PATH private).",
+        ValueParsers.NonEmpty, static (s, path) => s.BucketNotify = path);
+
+    public static readonly OptionSpec BucketCache = PathValue("bucketCache", "DIR", static (s, folder) => s.BucketCache = folder,
+        "With an s3:// ROOT: keep the copy of the bucket in a folder of this server's own under DIR (default: the temporary folder).");
+
+    public static readonly OptionSpec BucketPathStyle = Switch("bucketPathStyle", static (s, on) => s.BucketPathStyle = on,
+        "With an s3:// ROOT: address the bucket as https://HOST/BUCKET, as Ceph RGW and MinIO usually need.");
+
     public static readonly OptionSpec Quiet = Switch("quiet", static (s, on) => s.Quiet = on, "Print only errors.", shortFlag: "-q");
     public static readonly OptionSpec Verbose = Switch("verbose", static (s, on) => s.Verbose = on, "Print debug messages too (a skipped link, a certificate checked and reloaded).", shortFlag: "-v");
 
@@ -114,7 +132,8 @@ internal static class OptionTable
     [
         Root, Port, Host, Spa, NotFound, CleanUrls, Listing, Index, Hidden, Cors, Header, Cache, AccessLog, Metrics, NoWatch, NoCompression,
         NoFastPath, NoTlsSizing, NoInlineIo, CompressionCache, MemoryBudget, CopyLimit, TlsCert, TlsKey, TlsPfx, TlsPassword, RedirectHttp,
-        BasicAuth, BasicAuthFile, AllowInsecureAuth, ShutdownTimeout, Quiet, Verbose,
+        BasicAuth, BasicAuthFile, AllowInsecureAuth, ShutdownTimeout, BucketPointer, BucketPoll, BucketNotify, BucketCache, BucketPathStyle,
+        Quiet, Verbose,
     ];
 
     /// <summary>The config file: a command-line flag and an environment variable, not a key in the file.</summary>

@@ -91,6 +91,21 @@ internal sealed class ServerSettings : IDisposable
 
     public bool AllowInsecureAuth { get; set; }
 
+    /// <summary>The pointer object's name under the prefix, for an s3:// root; null serves the prefix itself.</summary>
+    public string? BucketPointer { get; set; }
+
+    public TimeSpan? BucketPoll { get; set; }
+
+    /// <summary>The path that takes S3 event notifications; null for none.</summary>
+    public string? BucketNotify { get; set; }
+
+    public string? BucketCache { get; set; }
+
+    public bool BucketPathStyle { get; set; }
+
+    /// <summary>True when ROOT names a bucket (<c>s3://BUCKET/PREFIX</c>) rather than a folder.</summary>
+    public bool ServesBucket => Peregrine.Sources.Bucket.BucketLocation.IsBucketUri(Root);
+
     /// <summary>The users of <see cref="BasicAuth"/> and <see cref="BasicAuthFile"/>, loaded; null when the site is open.</summary>
     public Auth.BasicAuthenticator? Authenticator { get; set; }
 
@@ -112,7 +127,26 @@ internal sealed class ServerSettings : IDisposable
     /// <summary>Copies the settings that the library implements onto its options.</summary>
     public void ApplyTo(PeregrineOptions options)
     {
-        options.Root = Root;
+        if (ServesBucket)
+        {
+            // The copy's folder becomes the root when the instance is made.
+            options.Bucket = new BucketOptions
+            {
+                Uri = Root,
+                Pointer = BucketPointer,
+                CacheDirectory = BucketCache,
+                ForcePathStyle = BucketPathStyle,
+            };
+            if (BucketPoll is { } poll)
+            {
+                options.Bucket.PollInterval = poll;
+            }
+        }
+        else
+        {
+            options.Root = Root;
+        }
+
         options.SpaFallback = Spa;
         options.NotFoundPage = NotFoundPage;
         options.BuiltInNotFoundPage = true;

@@ -49,7 +49,15 @@ internal static class SettingsLoader
 
         // The library's rules for what exists on disk, on the values in force only: a folder
         // named in a source that another overrides is neither looked for nor created.
-        if (PeregrineOptionsValidator.RootProblem(settings.Root) is { } rootProblem)
+        if (settings.ServesBucket)
+        {
+            BucketSettings.Check(settings, environment, errors);
+        }
+        else if (BucketSettings.FirstGiven(settings) is { } bucketOption)
+        {
+            errors.Add($"{settings.Describe(bucketOption)}: applies only when ROOT is a bucket (s3://BUCKET/PREFIX); ROOT is {settings.Describe(OptionTable.Root)}.");
+        }
+        else if (PeregrineOptionsValidator.RootProblem(settings.Root) is { } rootProblem)
         {
             // "--spa index.html": the word after a bare optional-value flag was taken for ROOT
             // (from the command line, which no other source overrides).

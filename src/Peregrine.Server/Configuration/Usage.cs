@@ -24,6 +24,7 @@ internal static class Usage
         ("Advanced", [OptionTable.NoWatch, OptionTable.NoCompression, OptionTable.CompressionCache, OptionTable.MemoryBudget,
             OptionTable.CopyLimit, OptionTable.ShutdownTimeout, OptionTable.NoFastPath, OptionTable.NoTlsSizing,
             OptionTable.NoInlineIo]),
+        ("Bucket (s3:// ROOT)", [OptionTable.BucketPointer, OptionTable.BucketPoll, OptionTable.BucketNotify, OptionTable.BucketCache, OptionTable.BucketPathStyle]),
         ("Configuration", [OptionTable.Config]),
     ];
 

@@ -156,6 +156,13 @@ internal static class ServerHost
         }
 
         app.UsePeregrineHealth(HealthPath);
+        if (settings.BucketNotify is { } notifyPath)
+        {
+            // Ahead of Basic authentication: the bucket's notifier has no password to give. An
+            // event only asks for a sync; what is served always comes from the bucket.
+            app.UsePeregrineBucketEvents(notifyPath);
+        }
+
         if (settings.Authenticator is { } authenticator)
         {
             app.Use(next => new BasicAuthMiddleware(next, authenticator).Invoke);

@@ -25,6 +25,8 @@ namespace Peregrine.Health;
 /// fast-pass variants and wait for the final pass, <c>done</c> counts files finished at final
 /// quality, and <c>final</c> is true once both passes have nothing left.</item>
 /// <item>503 <c>{"status":"starting"}</c> while the first index is being built.</item>
+/// <item>Serving from a bucket, each body also has <c>"bucket":{...}</c>: whether the bucket can be
+/// read now, the release in force, the last sync, and the last error (see <c>BucketHealth</c>).</item>
 /// <item>503 <c>{"status":"failed"}</c> if the first index failed (the reason is in the log);
 /// Peregrine then answers file requests with 503 too, and a restart is the way out.</item>
 /// </list>
@@ -39,13 +41,15 @@ internal sealed class HealthEndpoint
     private readonly FileCatalog _catalog;
     private readonly Compressor _compressor;
     private readonly PathString _path;
+    private readonly Sources.Bucket.BucketSource? _bucket;
 
-    public HealthEndpoint(RequestDelegate next, FileCatalog catalog, Compressor compressor, PathString path)
+    public HealthEndpoint(RequestDelegate next, FileCatalog catalog, Compressor compressor, PathString path, Sources.Bucket.BucketSource? bucket = null)
     {
         _next = next;
         _catalog = catalog;
         _compressor = compressor;
         _path = path;
+        _bucket = bucket;
     }
 
     public Task Invoke(HttpContext context)
@@ -57,15 +61,15 @@ internal sealed class HealthEndpoint
 
         var (status, body) = CatalogReadiness.Of(_catalog, out var snapshot) switch
         {
-            Readiness.Ready => (StatusCodes.Status200OK, ReadyBody(snapshot!.FileCount, _catalog.Generation, _compressor.Totals())),
+            Readiness.Ready => (StatusCodes.Status200OK, ReadyBody(snapshot!.FileCount, _catalog.Generation, _compressor.Totals(), _bucket?.State)),
             Readiness.Failed => (StatusCodes.Status503ServiceUnavailable, s_failed),
-            _ => (StatusCodes.Status503ServiceUnavailable, s_starting),
+            _ => (StatusCodes.Status503ServiceUnavailable, _bucket is null ? s_starting : Sources.Bucket.BucketHealth.StartingBody(_bucket.State)),
         };
 
         return EndpointRequest.AnswerAsync(context, status, s_contentType, body, isHead);
     }
 
-    private static byte[] ReadyBody(int files, int generation, CompressionTotals compression)
+    private static byte[] ReadyBody(int files, int generation, CompressionTotals compression, Sources.Bucket.BucketState? bucket)
     {
         // Utf8JsonWriter rather than a serializer: no reflection, so the library stays trimmable.
         var buffer = new ArrayBufferWriter<byte>(64);
@@ -81,6 +85,11 @@ internal sealed class HealthEndpoint
             json.WriteNumber("done"u8, compression.Done);
             json.WriteBoolean("final"u8, compression.Final);
             json.WriteEndObject();
+            if (bucket is not null)
+            {
+                Sources.Bucket.BucketHealth.Write(json, bucket);
+            }
+
             json.WriteEndObject();
         }
 

@@ -49,11 +49,13 @@ internal sealed class PeregrineInstances
         options.ValidateOnStart();
         if (name.Length == 0)
         {
+            services.TryAddSingleton(sp => ContentSource.For(sp.GetRequiredService<IOptionsMonitor<PeregrineOptions>>().Get(name), sp.GetRequiredService<ILoggerFactory>()));
             services.TryAddSingleton(sp => CreateCatalog(sp, name));
             services.TryAddSingleton(sp => CreateCompressor(sp, sp.GetRequiredService<FileCatalog>()));
         }
         else
         {
+            services.TryAddKeyedSingleton(name, (sp, _) => ContentSource.For(sp.GetRequiredService<IOptionsMonitor<PeregrineOptions>>().Get(name), sp.GetRequiredService<ILoggerFactory>()));
             services.TryAddKeyedSingleton(name, (sp, _) => CreateCatalog(sp, name));
             services.TryAddKeyedSingleton(name, (sp, _) => CreateCompressor(sp, sp.GetRequiredKeyedService<FileCatalog>(name)));
         }
@@ -78,6 +80,10 @@ internal sealed class PeregrineInstances
             ? (services.GetRequiredService<FileCatalog>(), services.GetRequiredService<Compressor>())
             : (services.GetRequiredKeyedService<FileCatalog>(name), services.GetRequiredKeyedService<Compressor>(name));
     }
+
+    /// <summary>Where the instance <paramref name="name"/> (already resolved) takes its files from.</summary>
+    public static ContentSource SourceOf(IServiceProvider services, string name)
+        => name.Length == 0 ? services.GetRequiredService<ContentSource>() : services.GetRequiredKeyedService<ContentSource>(name);
 
     /// <summary>Whether an instance of this name was added; empty for the unnamed one.</summary>
     public bool Has(string name) => _names.Contains(name);
@@ -140,6 +146,8 @@ internal sealed class PeregrineInstances
 
     private FileCatalog CreateCatalog(IServiceProvider services, string name)
     {
+        // The source first: a bucket's sets the root the catalog is to index.
+        _ = SourceOf(services, name);
         var catalog = new FileCatalog(services.GetRequiredService<IOptionsMonitor<PeregrineOptions>>().Get(name), services.GetRequiredService<ILoggerFactory>());
         lock (_gate)
         {

@@ -13,7 +13,7 @@ internal sealed class WebRootDefault(IWebHostEnvironment? environment) : IPostCo
 {
     public void PostConfigure(string? name, PeregrineOptions options)
     {
-        if (string.IsNullOrEmpty(options.Root) && environment?.WebRootPath is { Length: > 0 } webRoot)
+        if (string.IsNullOrEmpty(options.Root) && options.Bucket is null && environment?.WebRootPath is { Length: > 0 } webRoot)
         {
             options.Root = webRoot;
         }

@@ -103,6 +103,14 @@ internal static partial class Libc
     [LibraryImport("libc")]
     public static partial void free(nint pointer);
 
+    /// <summary>A hard link: the bucket copy's unchanged files are shared between version folders.</summary>
+    [LibraryImport("libc", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    public static partial int link(string oldPath, string newPath);
+
+    /// <summary>rename(2), which replaces <paramref name="newPath"/> atomically, a symbolic link included.</summary>
+    [LibraryImport("libc", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    public static partial int rename(string oldPath, string newPath);
+
     // :: scheduling of the calling thread: gettid(2), sched_setscheduler(2) with SCHED_IDLE, and
     // setpriority(2) with PRIO_PROCESS, which on Linux names one thread by its tid.
 

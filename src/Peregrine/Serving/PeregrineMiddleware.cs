@@ -29,6 +29,7 @@ internal sealed partial class PeregrineMiddleware
 
     private readonly RequestDelegate _next;
     private readonly FileCatalog _catalog;
+    private readonly ContentSource _source;
     private readonly PeregrineMetrics _metrics;
     private readonly BodySender _sender;
     private readonly ConfiguredHeaders _headers;
@@ -40,10 +41,11 @@ internal sealed partial class PeregrineMiddleware
     /// <summary>The mount point, escaped for a URI, for redirects and listing links.</summary>
     private readonly string _requestPathUri;
 
-    public PeregrineMiddleware(RequestDelegate next, FileCatalog catalog, PeregrineMetrics metrics, ILoggerFactory loggerFactory)
+    public PeregrineMiddleware(RequestDelegate next, FileCatalog catalog, ContentSource source, PeregrineMetrics metrics, ILoggerFactory loggerFactory)
     {
         _next = next;
         _catalog = catalog;
+        _source = source;
         _metrics = metrics;
         _sender = new BodySender(next, catalog, metrics, loggerFactory.CreateLogger("Peregrine"));
         var options = catalog.Options;
@@ -53,7 +55,7 @@ internal sealed partial class PeregrineMiddleware
         _spaFallback = options.SpaFallback is { } spa ? "/" + spa : null;
         _notFoundPage = options.NotFoundPage is { } page ? new NotFoundPage(page, catalog, metrics) : null;
         _onPrepareResponse = options.OnPrepareResponse;
-        catalog.Start();
+        source.Start(catalog);
     }
 
     /// <summary>
@@ -65,11 +67,12 @@ internal sealed partial class PeregrineMiddleware
         var (catalog, _) = PeregrineInstances.Resolve(services, name, caller);
         var loggerFactory = services.GetRequiredService<ILoggerFactory>();
         var metrics = services.GetRequiredService<PeregrineMetrics>();
+        var source = PeregrineInstances.SourceOf(services, name);
         options = catalog.Options;
 
         // Constructed directly rather than through UseMiddleware<T>: no reflection, so the
         // library stays trimmable and Native AOT-compatible.
-        return next => new PeregrineMiddleware(next, catalog, metrics, loggerFactory).Invoke;
+        return next => new PeregrineMiddleware(next, catalog, source, metrics, loggerFactory).Invoke;
     }
 
     public Task Invoke(HttpContext context)
@@ -191,6 +194,15 @@ internal sealed partial class PeregrineMiddleware
 
     private async Task InvokeWhenReady(HttpContext context)
     {
+        if (_source.Unavailable)
+        {
+            // A bucket not copied once yet may stay unreachable for long (the log and /healthz
+            // say why): answer now, rather than hold every request until it can be read.
+            context.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
+            context.Response.Headers.RetryAfter = "5";
+            return;
+        }
+
         try
         {
             await _catalog.Ready.WaitAsync(context.RequestAborted);

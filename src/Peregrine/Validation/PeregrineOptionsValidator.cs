@@ -30,9 +30,22 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
     internal static List<string> Collect(PeregrineOptions options)
     {
         var errors = new List<string>();
-        Add(errors, nameof(options.Root), string.IsNullOrWhiteSpace(options.Root)
-            ? "a folder to serve is required: set Root, or give the application a web root (a wwwroot folder in its content root), which is served when Root is empty."
-            : RootProblem(options.Root));
+        if (options.Bucket is { } bucket)
+        {
+            // The bucket's copy becomes the root: a folder given as well would never be served.
+            if (!string.IsNullOrWhiteSpace(options.Root))
+            {
+                errors.Add($"Root: '{options.Root}' and Bucket: '{bucket.Uri}' both name the site; set one.");
+            }
+
+            errors.AddRange(Sources.Bucket.BucketOptionsRules.Problems(bucket));
+        }
+        else
+        {
+            Add(errors, nameof(options.Root), string.IsNullOrWhiteSpace(options.Root)
+                ? "a folder to serve is required: set Root, or give the application a web root (a wwwroot folder in its content root), which is served when Root is empty."
+                : RootProblem(options.Root));
+        }
 
         CollectMounts(options, errors);
 

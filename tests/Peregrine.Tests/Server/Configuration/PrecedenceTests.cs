@@ -121,6 +121,12 @@ public sealed class PrecedenceTests : IDisposable
               "basicAuthFile": null,
               "allowInsecureAuth": true,
               "shutdownTimeout": 3,
+              // Only with an s3:// root; null is unset.
+              "bucketPointer": null,
+              "bucketPoll": null,
+              "bucketNotify": null,
+              "bucketCache": null,
+              "bucketPathStyle": null,
               "quiet": true,
               "verbose": false,
             }
