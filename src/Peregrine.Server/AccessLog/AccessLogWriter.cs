@@ -2,7 +2,6 @@ using System.Globalization;
 using System.Net;
 using System.Text;
 using System.Threading.Channels;
-using Peregrine.Server.Configuration;
 
 namespace Peregrine.Server.AccessLog;
 
@@ -50,21 +49,24 @@ internal sealed partial class AccessLogWriter : IAsyncDisposable
         _drain = Task.Run(DrainAsync);
     }
 
-    /// <summary>Opens the access log named by the settings: appended to, readable by others; <c>-</c> is standard output.</summary>
-    public static Stream? Open(ServerSettings settings, List<string> errors)
+    /// <summary>
+    /// Opens the access log <paramref name="target"/>: appended to, readable by others; <c>-</c> is
+    /// standard output. A failure is one message under <paramref name="option"/>, the setting's name.
+    /// </summary>
+    public static Stream? Open(string target, string option, List<string> errors)
     {
-        if (settings.AccessLogToStandardOutput)
+        if (target == "-")
         {
             return Console.OpenStandardOutput();
         }
 
         try
         {
-            return new FileStream(settings.AccessLog!, FileMode.Append, FileAccess.Write, FileShare.ReadWrite | FileShare.Delete);
+            return new FileStream(target, FileMode.Append, FileAccess.Write, FileShare.ReadWrite | FileShare.Delete);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {
-            errors.Add($"{settings.Describe(OptionTable.AccessLog)}: cannot open '{settings.AccessLog}' for writing: {ex.Message}");
+            errors.Add($"{option}: cannot open '{target}' for writing: {ex.Message}");
             return null;
         }
     }

@@ -101,7 +101,7 @@ internal static class SettingsLoader
 
         if (settings.AccessLog is not null && errors.Count == 0)
         {
-            settings.AccessLogStream = AccessLogWriter.Open(settings, errors);
+            settings.AccessLogStream = AccessLogWriter.Open(settings.AccessLog!, settings.Describe(OptionTable.AccessLog), errors);
         }
 
         if (errors.Count > 0)

@@ -4,7 +4,7 @@ using Microsoft.AspNetCore.Server.Kestrel.Https;
 namespace Peregrine.Server.Tls;
 
 /// <summary>
-/// The certificate every new TLS handshake presents, swapped whole when <see cref="CertificateReloader"/>
+/// The certificate every new TLS handshake presents, swapped whole when <see cref="Hosting.CertificateReloader"/>
 /// loads a renewed one. Each certificate's handshake options (its <see cref="SslStreamCertificateContext"/>,
 /// with the chain built once, and ALPN) are made once, when it is loaded, and handed to every
 /// handshake as they are: SslStream copies what it needs from them. Connections already open

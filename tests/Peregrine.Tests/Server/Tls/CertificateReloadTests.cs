@@ -102,7 +102,7 @@ public sealed class CertificateReloadTests : IDisposable
         // Another broken state (the whole certificate, still beside the old key), then the pair.
         await File.WriteAllTextAsync(_first.CertPath, renewedPem);
         // Nothing is printed for this state, so there is nothing to await: two looks' time.
-        await Task.Delay(Peregrine.Server.Tls.CertificateReloader.Interval * 2);
+        await Task.Delay(Peregrine.Server.Hosting.CertificateReloader.Interval * 2);
         Assert.Equal(_first.Thumbprint, await PresentedAsync(address));
         File.Copy(_renewed.KeyPath, _first.KeyPath, overwrite: true);
         var loaded = await server.LineAsync("Loaded the changed certificate", TimeSpan.FromSeconds(10));

@@ -1,6 +1,6 @@
-using Peregrine.Server.Configuration;
+using Peregrine.Server.Auth;
 
-namespace Peregrine.Server.Auth;
+namespace Peregrine.Server.Configuration;
 
 /// <summary>
 /// Reads the users of <c>--basic-auth</c> and <c>--basic-auth-file</c> at start-up, every

@@ -1,6 +1,7 @@
 using Peregrine.Server.Configuration;
+using Peregrine.Server.Tls;
 
-namespace Peregrine.Server.Tls;
+namespace Peregrine.Server.Hosting;
 
 /// <summary>
 /// Looks at the certificate files every second and, when their bytes change and hold a valid

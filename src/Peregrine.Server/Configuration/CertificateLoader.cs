@@ -1,9 +1,9 @@
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Text;
-using Peregrine.Server.Configuration;
+using Peregrine.Server.Tls;
 
-namespace Peregrine.Server.Tls;
+namespace Peregrine.Server.Configuration;
 
 /// <summary>
 /// Loads the server certificate named by the TLS settings: a PEM chain and key
@@ -11,7 +11,7 @@ namespace Peregrine.Server.Tls;
 /// one message naming the file and the setting that named it, so a bad path, a wrong password
 /// or a key that belongs to another certificate stops start-up with a sentence, not a trace.
 /// The files are read once into <see cref="CertificateFiles"/> and parsed from those bytes, so
-/// that <see cref="CertificateReloader"/> can tell a changed file from an unchanged one and
+/// that <see cref="Hosting.CertificateReloader"/> can tell a changed file from an unchanged one and
 /// never parses a file that changed between the look and the parse.
 /// </summary>
 internal static class CertificateLoader
@@ -256,32 +256,6 @@ internal static class CertificateLoader
         {
             errors.Add($"{settings.Describe(option)}: cannot read '{path}': {ex.Message}");
             return null;
-        }
-    }
-}
-
-/// <summary>The bytes of the certificate files at one moment: the PEM chain and key, or the PKCS#12 file.</summary>
-internal sealed record CertificateFiles(byte[] Main, byte[]? Key)
-{
-    public bool SameAs(CertificateFiles other)
-        => Main.AsSpan().SequenceEqual(other.Main) && (Key ?? []).AsSpan().SequenceEqual(other.Key ?? []);
-}
-
-/// <summary>A server certificate with its private key, the chain sent after it, and the bytes it came from.</summary>
-internal sealed class LoadedCertificate(X509Certificate2 certificate, X509Certificate2Collection chain, CertificateFiles files) : IDisposable
-{
-    public X509Certificate2 Certificate { get; } = certificate;
-
-    public X509Certificate2Collection Chain { get; } = chain;
-
-    public CertificateFiles Files { get; } = files;
-
-    public void Dispose()
-    {
-        Certificate.Dispose();
-        foreach (var other in Chain)
-        {
-            other.Dispose();
         }
     }
 }
