@@ -9,7 +9,7 @@ namespace Peregrine.Indexing;
 /// once by the stage that makes them (compression) and read by every request after. A slot on
 /// the entry rather than a table beside it, so that a request finds them without a second lookup.
 /// </summary>
-internal sealed partial class CatalogEntry
+internal sealed partial class CatalogEntry : IServedFile
 {
     private CatalogEntry(string relativePath)
     {
@@ -199,4 +199,10 @@ internal sealed partial class CatalogEntry
     {
         return new CatalogEntry(file.RelativePath) { RedirectPath = redirectPath, RedirectStatus = 308, Canonical = file };
     }
+
+    string IServedFile.Path => RelativePath;
+
+    long IServedFile.Length => Identity.Length;
+
+    string IServedFile.ContentType => ContentType.ToString();
 }

@@ -146,7 +146,7 @@ internal sealed partial class PeregrineMiddleware
         var described = ResponseFields.For(entry, representation, _headers);
         described.WriteEntity(request, headers, cacheControlOverride);
 
-        _onPrepareResponse?.Invoke(new PeregrineResponseContext(context, entry.RelativePath, entry.PhysicalPath, entry.Identity.Length, entry.LastModified, entry.ContentType.ToString()));
+        _onPrepareResponse?.Invoke(new PeregrineResponseContext(context, entry));
 
         // :: preconditions (Conditional)
         // Preconditions compare against the representation that would be sent (§13.1).
