@@ -41,7 +41,7 @@ public sealed class HostileSidecarTests : IDisposable
         var entry = _harness.Find(_harness.Index(), "/app.js");
         using var compressor = new Compressor(_harness.Options.Compression, new MemoryBudget(long.MaxValue), _harness.Logger);
 
-        var elapsed = await TimeToIdle(compressor, entry);
+        var elapsed = await TimeToFirstPass(compressor, entry);
 
         Assert.True(elapsed < s_bound, $"took {elapsed.TotalMilliseconds} ms");
         Assert.Equal(ContentCodingSet.None, entry.Encoded!.Available);
@@ -71,7 +71,7 @@ public sealed class HostileSidecarTests : IDisposable
         var entry = _harness.Find(_harness.Index(), "/app.js");
         using var compressor = new Compressor(_harness.Options.Compression, new MemoryBudget(long.MaxValue), _harness.Logger);
 
-        var elapsed = await TimeToIdle(compressor, entry);
+        var elapsed = await TimeToFirstPass(compressor, entry);
 
         Assert.True(elapsed < s_bound, $"took {elapsed.TotalMilliseconds} ms");
         Assert.NotNull(entry.Encoded!.Brotli);
@@ -81,13 +81,17 @@ public sealed class HostileSidecarTests : IDisposable
 
     public void Dispose() => _harness.Dispose();
 
-    /// <summary>Queues the entry and waits for the compressor, failing once the bound has passed twice over.</summary>
-    private static async Task<TimeSpan> TimeToIdle(Compressor compressor, CatalogEntry entry)
+    /// <summary>
+    /// Queues the entry and waits for its first pass, failing once the bound has passed twice
+    /// over. Sidecars are read only there; the final pass that may follow runs at the lowest
+    /// priority, so on a busy machine its time says nothing about the sidecar.
+    /// </summary>
+    private static async Task<TimeSpan> TimeToFirstPass(Compressor compressor, CatalogEntry entry)
     {
         var stopwatch = Stopwatch.StartNew();
         compressor.Enqueue(entry);
-        var idle = compressor.WhenIdle();
-        Assert.Same(idle, await Task.WhenAny(idle, Task.Delay(s_bound * 2)));
+        var done = compressor.WhenFirstPassDone();
+        Assert.Same(done, await Task.WhenAny(done, Task.Delay(s_bound * 2)));
         return stopwatch.Elapsed;
     }
 
