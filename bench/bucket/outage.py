@@ -76,13 +76,14 @@ def main() -> None:
             reader.start()
             began = time.monotonic()
             time.sleep(10)
-            log(f"stopping radosgw for {args.down:.0f} s (load {common.load()})")
-            ceph.rgw("stop")
+            log(f"stopping radosgw for {args.down:.0f} s (t={time.monotonic() - began:.1f} s, load {common.load()})")
             stopped = time.monotonic()
+            ceph.rgw("stop")
+            log(f"radosgw gone {time.monotonic() - stopped:.1f} s after SIGTERM")
             time.sleep(max(0.0, args.down - (time.monotonic() - stopped)))
             ceph.rgw("start")
             back = time.monotonic()
-            log(f"radosgw back after {back - stopped:.1f} s down (t={back - began:.1f} s)")
+            log(f"radosgw accepting again {back - stopped:.1f} s after SIGTERM (t={back - began:.1f} s)")
 
             while not all(reachable(s) for s in servers):
                 time.sleep(0.1)

@@ -76,7 +76,7 @@ def main() -> None:
                         rps = wrk(server.port, path, args.secs, args.conns)
                         rows.append((rep, label, source, rps, before))
                         log(f"rep {rep} {label} {source}: {rps:,.0f} requests/s (load {before})")
-            print("\n| size | disk requests/s (3 reps) | bucket requests/s (3 reps) | bucket/disk, median of the reps |")
+            print("\n| size | disk requests/s (each rep) | bucket requests/s (each rep) | bucket/disk, median of the reps |")
             print("| --- | --- | --- | ---: |")
             for label, _, _ in CELLS:
                 d = [r[3] for r in rows if r[1] == label and r[2] == "disk"]
