@@ -189,12 +189,16 @@ class Server:
 
     def stop(self) -> None:
         if self.process.poll() is None:
+            asked = time.monotonic()
             self.process.terminate()
             try:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+            if (took := time.monotonic() - asked) > 5:
+                log(f"the server on port {self.port} took {took:.1f} s to stop after SIGTERM (exit {self.process.returncode}); "
+                    "its last lines:\n  " + "\n  ".join(self.lines[-8:]))
 
 
 class Haproxy:

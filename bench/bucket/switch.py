@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Deploy to served: how long after the pointer names a new release every replica serves it.
 
-switch.py [--exe AOT] [--files 7000] [--changed 100] [--reps 5] [--poll 10]
+switch.py [--exe AOT] [--files 7000] [--changed 100] [--reps 5] [--poll 10] [--modes polling,notifications] [--verbose]
 
 A site of --files files is uploaded to a private Ceph RGW as release r1 and named by the pointer
 object. Then, twice over, three servers read it:
@@ -56,6 +56,7 @@ def measure(ceph: common.Ceph, command: list[str], mode: str, args) -> list[floa
     try:
         log(f"{mode}: replicas ready after " + ", ".join(f"{s.ready():.1f} s" for s in servers))
         previous = "r1"
+        seen = [len(server.lines) for server in servers]
         for rep in range(1, args.reps + 1):
             name = f"r{rep + 1}"
             new_release(ceph, bucket, base, previous, name, args.changed)
@@ -78,6 +79,12 @@ def measure(ceph: common.Ceph, command: list[str], mode: str, args) -> list[floa
             lasts.append(max(taken.values()))
             log(f"{mode} rep {rep}: {name} served after " + ", ".join(f"{taken[i]:.2f}" for i in sorted(taken))
                 + f" s; all three at {lasts[-1]:.2f} s (load {before} -> {common.load()})")
+            if args.verbose:
+                for i, server in enumerate(servers):
+                    for line in server.lines[seen[i]:]:
+                        if "Copied" in line or "Indexed" in line:
+                            log(f"  replica {i}: {line.strip()}")
+                    seen[i] = len(server.lines)
             previous = name
     finally:
         for server in servers:
@@ -93,6 +100,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--poll", type=float, default=10)
     parser.add_argument("--modes", default="polling,notifications")
+    parser.add_argument("--verbose", action="store_true", help="print each replica's copy and index times after each repetition")
     args = parser.parse_args()
     command = common.server_command(args.exe)
     results = {}
