@@ -125,7 +125,7 @@ internal sealed partial class Compressor
 
         if (idle)
         {
-            NativeHeap.Trim();
+            TrimWhenQuiet();
         }
     }
 

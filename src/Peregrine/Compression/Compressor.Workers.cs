@@ -153,8 +153,9 @@ internal sealed partial class Compressor
 
         if (idle)
         {
-            // The encoders' native state is no use until the next change; give it back.
-            NativeHeap.Trim();
+            // The encoders' native state is no use until the next change; give it back once
+            // the compressor stays idle (Compressor.Trim.cs).
+            TrimWhenQuiet();
         }
     }
 
@@ -213,7 +214,7 @@ internal sealed partial class Compressor
 
         if (idle)
         {
-            NativeHeap.Trim();
+            TrimWhenQuiet();
         }
     }
 }

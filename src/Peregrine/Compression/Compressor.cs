@@ -367,6 +367,7 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
 
         _queue.Writer.TryComplete();
         _stopping.Cancel();
+        _trim?.Dispose();
     }
 
     private static TaskCompletionSource NewIdleSource(bool completed)

@@ -34,5 +34,12 @@ internal sealed class MemoryBudget
         }
     }
 
-    public void Release(long bytes) => Interlocked.Add(ref _used, -bytes);
+    /// <summary>Told of every byte given back, so that content a writer keeps replacing does not pile up in gen 2.</summary>
+    public RetiredContent Retired { get; } = new();
+
+    public void Release(long bytes)
+    {
+        Interlocked.Add(ref _used, -bytes);
+        Retired.Add(bytes);
+    }
 }
