@@ -214,49 +214,48 @@ internal sealed class BucketSync : IDisposable
         }
     }
 
-    /// <summary>Puts every listed object into <paramref name="version"/>'s folder: linked from a donor when unchanged, downloaded otherwise.</summary>
+    /// <summary>Puts every listed object into <paramref name="version"/>'s folder: linked or copied from a donor when unchanged, downloaded otherwise.</summary>
+    /// <remarks>
+    /// A release named by the pointer is uploaded whole, so its unchanged files carry new times and
+    /// are copied, not linked: a deploy copies most of the site locally. Copies wait on the disk as
+    /// downloads wait on the network, so both run <see cref="BucketOptions.Downloads"/> at a time.
+    /// </remarks>
     private async Task<(int Downloaded, long Bytes)> FillAsync(LocalVersion version, Dictionary<string, BucketObject> listed, List<LocalVersion> donors, CancellationToken cancellationToken)
     {
         Directory.CreateDirectory(version.Folder);
         var folders = new HashSet<string>(StringComparer.Ordinal);
-        var downloads = new List<BucketObject>();
         foreach (var item in listed.Values)
         {
-            var path = Path.Combine(version.Folder, item.RelativePath);
-            if (Path.GetDirectoryName(path) is { } parent && folders.Add(parent))
+            if (Path.GetDirectoryName(Path.Combine(version.Folder, item.RelativePath)) is { } parent && folders.Add(parent))
             {
                 Directory.CreateDirectory(parent);
-            }
-
-            if (TryReuse(item, path, donors))
-            {
-                version.Objects[item.RelativePath] = item;
-            }
-            else
-            {
-                downloads.Add(item);
             }
         }
 
         long bytes = 0;
+        var downloaded = 0;
         var parallel = new ParallelOptions { MaxDegreeOfParallelism = _options.Downloads, CancellationToken = cancellationToken };
-        await Parallel.ForEachAsync(downloads, parallel, async (item, token) =>
+        await Parallel.ForEachAsync(listed.Values, parallel, async (item, token) =>
         {
-            if (BeforeDownload is { } hook)
+            var path = Path.Combine(version.Folder, item.RelativePath);
+            if (!TryReuse(item, path, donors))
             {
-                await hook(item, token).ConfigureAwait(false);
+                if (BeforeDownload is { } hook)
+                {
+                    await hook(item, token).ConfigureAwait(false);
+                }
+
+                Interlocked.Add(ref bytes, await _client.DownloadAsync(item, path, token).ConfigureAwait(false));
+                File.SetLastWriteTimeUtc(path, item.LastModified);
+                Interlocked.Increment(ref downloaded);
             }
 
-            var path = Path.Combine(version.Folder, item.RelativePath);
-            var written = await _client.DownloadAsync(item, path, token).ConfigureAwait(false);
-            File.SetLastWriteTimeUtc(path, item.LastModified);
-            Interlocked.Add(ref bytes, written);
             lock (version.Objects)
             {
                 version.Objects[item.RelativePath] = item;
             }
         }).ConfigureAwait(false);
-        return (downloads.Count, bytes);
+        return (downloaded, bytes);
     }
 
     /// <summary>Links or copies <paramref name="item"/> from a version that holds the same bytes; false when none does.</summary>

@@ -80,6 +80,33 @@ public sealed class BucketDeployTests(CephRgw rgw)
         Assert.Equal(HttpStatusCode.NoContent, outside.StatusCode);
     }
 
+    [CephFact]
+    public async Task Pointer_PollingOff_SwitchesOnTheNotificationOfThePointer()
+    {
+        var bucket = await rgw.NewBucketAsync();
+        await UploadReleaseAsync(bucket, "r1", 20);
+        await rgw.PutAsync(bucket, "app/current", "r1");
+        await using var host = await BucketHost.StartAsync(rgw.Endpoint, $"s3://{bucket}/app", b =>
+        {
+            b.Pointer = "current";
+            b.PollInterval = TimeSpan.Zero;
+        });
+        await BucketHost.EventuallyAsync(async () => await host.TextAsync("/index.html") == "page r1", s_bound, "release r1 served");
+
+        // Named but not notified: with polling off, nothing asks the bucket.
+        await UploadReleaseAsync(bucket, "r2", 20);
+        await rgw.PutAsync(bucket, "app/current", "r2");
+        await Task.Delay(1000);
+        Assert.Equal("page r1", await host.TextAsync("/index.html"));
+
+        // The notification a bucket sends for the pointer's write: the release it names is taken whole.
+        using var accepted = await host.Client.PostAsync(BucketHost.EventsPath, Event(bucket, "app/current"));
+        Assert.Equal(HttpStatusCode.Accepted, accepted.StatusCode);
+        await BucketHost.EventuallyAsync(async () => await host.TextAsync("/index.html") == "page r2", s_bound, "release r2 served on the notification");
+        Assert.Equal("asset 19 r2", await host.TextAsync("/assets/f19.css"));
+        Assert.Equal("<404>", await host.TextAsync("/only-in-r1.txt"));
+    }
+
     /// <summary>An S3 event notification as Ceph RGW and S3 post it.</summary>
     internal static StringContent Event(string bucket, string key) => new(
         "{\"Records\":[{\"eventVersion\":\"2.2\",\"eventSource\":\"ceph:s3\",\"eventName\":\"ObjectCreated:Put\",\"s3\":{\"bucket\":{\"name\":\"" + JsonEncodedText.Encode(bucket) + "\"},\"object\":{\"key\":\"" + JsonEncodedText.Encode(key) + "\",\"size\":3}}}]}",
