@@ -1,5 +1,7 @@
+using System.Diagnostics;
 using System.Text.RegularExpressions;
 using Peregrine.Tests.Infrastructure;
+using Xunit.Abstractions;
 
 namespace Peregrine.Tests.StaticWebAssets;
 
@@ -11,7 +13,7 @@ namespace Peregrine.Tests.StaticWebAssets;
 /// the page answered 200 from Peregrine.
 /// </summary>
 [Collection(TemplateAppsCollection.Name)]
-public sealed class BlazorInteractivityTests(TemplateApps apps)
+public sealed class BlazorInteractivityTests(TemplateApps apps, ITestOutputHelper output)
 {
     /// <summary>
     /// Clicks 'Click me' and waits, in the page, up to 2 s for the count to change; returns what
@@ -56,10 +58,12 @@ public sealed class BlazorInteractivityTests(TemplateApps apps)
             ? await AppProcess.StartAsync(Path.Combine(apps.Published("BlazorApp"), "BlazorApp.dll"), apps.Published("BlazorApp"), "Production", wiring)
             : await AppProcess.StartAsync(Path.Combine(apps.Built("BlazorApp"), "BlazorApp.dll"), apps.Project("BlazorApp"), "Development", wiring);
         var origin = app.Client.BaseAddress!;
+        var started = Stopwatch.GetTimestamp();
         await browser.NavigateAsync(new Uri(origin, "/counter"));
 
         // :: interactive: the circuit starts a little after the load event.
         var count = await UntilInteractive(browser, app);
+        output.WriteLine($"Interactive {Stopwatch.GetElapsedTime(started).TotalSeconds:F1} s after navigating to /counter.");
         await Check(count == "Current count: 1", $"The first click that landed read '{count}', not 'Current count: 1'.");
         count = (await browser.EvaluateAsync(ClickAndRead)).GetString();
         await Check(count == "Current count: 2", $"The second click read '{count}', not 'Current count: 2'.");
@@ -81,6 +85,7 @@ public sealed class BlazorInteractivityTests(TemplateApps apps)
 
         foreach (var asset in assets)
         {
+            output.WriteLine($"{asset.Status} {asset.Type} {asset.Url} ETag {asset.Headers.GetValueOrDefault("ETag", "-")}");
             await Check(asset.Status == 200, $"{asset.Url} ({asset.Type}) answered {asset.Status}.");
             await Check(!asset.Headers.ContainsKey(TemplateApps.PastPeregrine), $"{asset.Url} ({asset.Type}) went past Peregrine.");
 
