@@ -31,6 +31,7 @@ public sealed partial class HeadlessChromium : IDisposable
     private readonly Dictionary<int, TaskCompletionSource<JsonElement>> _pending = [];
     private readonly List<string> _errors = [];
     private readonly List<Response> _responses = [];
+    private readonly Dictionary<string, string> _unanswered = [];
     private readonly SemaphoreSlim _sending = new(1, 1);
     private TaskCompletionSource _loaded = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private string? _session;
@@ -72,6 +73,18 @@ public sealed partial class HeadlessChromium : IDisposable
             lock (_responses)
             {
                 return [.. _responses];
+            }
+        }
+    }
+
+    /// <summary>Requests the page sent that have had neither a response nor a failure yet: "type url".</summary>
+    public IReadOnlyList<string> Unanswered
+    {
+        get
+        {
+            lock (_responses)
+            {
+                return [.. _unanswered.Values];
             }
         }
     }
@@ -303,17 +316,31 @@ public sealed partial class HeadlessChromium : IDisposable
             case "Page.loadEventFired":
                 _loaded.TrySetResult();
                 break;
+            case "Network.requestWillBeSent":
+                lock (_responses)
+                {
+                    _unanswered[parameters.GetProperty("requestId").GetString()!] = $"{(parameters.TryGetProperty("type", out var type) ? type.GetString() : "?")} {parameters.GetProperty("request").GetProperty("url").GetString()}";
+                }
+
+                break;
             case "Network.responseReceived":
                 var response = parameters.GetProperty("response");
                 var headers = response.GetProperty("headers").EnumerateObject().ToDictionary(h => h.Name, h => h.Value.GetString() ?? "", StringComparer.OrdinalIgnoreCase);
                 lock (_responses)
                 {
+                    _unanswered.Remove(parameters.GetProperty("requestId").GetString()!);
                     _responses.Add(new Response(response.GetProperty("url").GetString()!, response.GetProperty("status").GetInt32(), parameters.GetProperty("type").GetString()!, headers));
                 }
 
                 break;
             case "Network.loadingFailed":
-                Error($"loading failed ({parameters.GetProperty("type").GetString()}): {parameters.GetProperty("errorText").GetString()}");
+                string? failed;
+                lock (_responses)
+                {
+                    _unanswered.Remove(parameters.GetProperty("requestId").GetString()!, out failed);
+                }
+
+                Error($"loading failed: {failed ?? parameters.GetProperty("type").GetString()}: {parameters.GetProperty("errorText").GetString()}");
                 break;
             case "Runtime.consoleAPICalled" when parameters.GetProperty("type").GetString() is "error" or "assert":
                 Error("console: " + string.Join(' ', parameters.GetProperty("args").EnumerateArray().Select(a => a.TryGetProperty("value", out var v) ? v.ToString() : a.TryGetProperty("description", out var d) ? d.GetString() : "?")));
