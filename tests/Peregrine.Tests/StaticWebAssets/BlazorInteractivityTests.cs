@@ -168,3 +168,15 @@ public sealed class BlazorInteractivityTests(TemplateApps apps, ITestOutputHelpe
             """;
     }
 }
+
+/// <summary>A test that needs <see cref="HeadlessChromium"/>: skipped, saying why, where Chromium is not installed, unless CI=true.</summary>
+public sealed class ChromiumTheoryAttribute : TheoryAttribute
+{
+    public ChromiumTheoryAttribute()
+    {
+        if (HeadlessChromium.Executable is null && !HeadlessChromium.Required)
+        {
+            Skip = "Chromium is not installed here (apt-get install --no-install-recommends chromium; .ci/run installs it).";
+        }
+    }
+}

@@ -55,39 +55,12 @@ public sealed partial class HeadlessChromium : IDisposable
     public sealed record Response(string Url, int Status, string Type, IReadOnlyDictionary<string, string> Headers);
 
     /// <summary>Console errors, uncaught exceptions and the browser's own error log entries, in order.</summary>
-    public IReadOnlyList<string> Errors
-    {
-        get
-        {
-            lock (_errors)
-            {
-                return [.. _errors];
-            }
-        }
-    }
+    public IReadOnlyList<string> Errors => Copy(_errors, _errors);
 
-    public IReadOnlyList<Response> Responses
-    {
-        get
-        {
-            lock (_responses)
-            {
-                return [.. _responses];
-            }
-        }
-    }
+    public IReadOnlyList<Response> Responses => Copy(_responses, _responses);
 
     /// <summary>Requests the page sent that have had neither a response nor a failure yet: "type url".</summary>
-    public IReadOnlyList<string> Unanswered
-    {
-        get
-        {
-            lock (_responses)
-            {
-                return [.. _unanswered.Values];
-            }
-        }
-    }
+    public IReadOnlyList<string> Unanswered => Copy(_unanswered.Values, _responses);
 
     /// <summary>What the browser wrote to stderr, for a failing assertion's message.</summary>
     public string Output
@@ -158,7 +131,6 @@ public sealed partial class HeadlessChromium : IDisposable
                 listening.TrySetResult(new Uri(match.Groups[1].Value));
             }
         };
-        process.OutputDataReceived += (_, _) => { };
         process.BeginErrorReadLine();
         process.BeginOutputReadLine();
         try
@@ -356,6 +328,14 @@ public sealed partial class HeadlessChromium : IDisposable
         }
     }
 
+    private static List<T> Copy<T>(IEnumerable<T> items, object gate)
+    {
+        lock (gate)
+        {
+            return [.. items];
+        }
+    }
+
     private void Error(string text)
     {
         lock (_errors)
@@ -397,18 +377,6 @@ public sealed partial class HeadlessChromium : IDisposable
             {
                 Thread.Sleep(100);
             }
-        }
-    }
-}
-
-/// <summary>A test that needs <see cref="HeadlessChromium"/>: skipped, saying why, where Chromium is not installed, unless CI=true.</summary>
-public sealed class ChromiumTheoryAttribute : TheoryAttribute
-{
-    public ChromiumTheoryAttribute()
-    {
-        if (HeadlessChromium.Executable is null && !HeadlessChromium.Required)
-        {
-            Skip = "Chromium is not installed here (apt-get install --no-install-recommends chromium; .ci/run installs it).";
         }
     }
 }
