@@ -17,6 +17,9 @@ public sealed class TemplateApps : IDisposable
 {
     public const string PastPeregrine = "X-Past-Peregrine";
 
+    /// <summary>The top-level files of the folders a Development test may edit, as the build left them.</summary>
+    private readonly Dictionary<string, byte[]> _asBuilt = [];
+
     public TemplateApps()
     {
         Folder = Path.Combine(Path.GetTempPath(), "peregrine-tests", "swa-" + Environment.ProcessId + "-" + Guid.NewGuid().ToString("N")[..8]);
@@ -24,6 +27,13 @@ public sealed class TemplateApps : IDisposable
         try
         {
             Create();
+            foreach (var folder in EditableFolders())
+            {
+                foreach (var file in Directory.EnumerateFiles(folder))
+                {
+                    _asBuilt[file] = File.ReadAllBytes(file);
+                }
+            }
         }
         catch
         {
@@ -42,6 +52,29 @@ public sealed class TemplateApps : IDisposable
 
     /// <summary>The Debug build output of <paramref name="app"/>.</summary>
     public string Built(string app) => Path.Combine(Project(app), "bin", "Debug", "net10.0");
+
+    /// <summary>
+    /// Writes back what a test edited in the Development inputs (the app's and the library's
+    /// <c>wwwroot</c>, the scoped CSS bundle): the apps are shared by the collection, and a test
+    /// that needs them as built, such as one that opens the page in a browser, calls this first.
+    /// </summary>
+    public void UndoEdits()
+    {
+        foreach (var (file, content) in _asBuilt)
+        {
+            if (!File.Exists(file) || !File.ReadAllBytes(file).AsSpan().SequenceEqual(content))
+            {
+                File.WriteAllBytes(file, content);
+            }
+        }
+    }
+
+    private IEnumerable<string> EditableFolders() =>
+    [
+        Path.Combine(Project("BlazorApp"), "wwwroot"),
+        Path.Combine(Project("Lib"), "wwwroot"),
+        Path.Combine(Project("BlazorApp"), "obj", "Debug", "net10.0", "scopedcss", "bundle"),
+    ];
 
     private void Create()
     {
