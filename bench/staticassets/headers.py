@@ -23,6 +23,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 FIELDS = ["Cache-Control", "Content-Type", "ETag", "Vary", "Content-Encoding", "Content-Length"]
@@ -50,10 +51,11 @@ def start(dll, cwd, environment, wiring):
             break
     else:
         raise SystemExit(f"{dll} ({wiring}) exited before listening")
-    # Drain the log so that the app never blocks on a full pipe.
-    import threading
-    threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
-    return process, port
+    # Keep reading the log, so that the app never blocks on a full pipe and the end of
+    # Peregrine's compression (event 22) can be seen.
+    log = []
+    threading.Thread(target=lambda: [log.append(line) for line in process.stdout], daemon=True).start()
+    return process, port, log
 
 
 def get(port, path, encoding):
@@ -81,12 +83,17 @@ def routes(manifest):
 
 
 def measure(dll, cwd, environment, wiring, paths):
-    process, port = start(dll, cwd, environment, wiring)
+    process, port, log = start(dll, cwd, environment, wiring)
     try:
         for path in paths:
             for encoding in ENCODINGS:
                 get(port, path, encoding)
-        time.sleep(4)
+        # Peregrine makes its variants after the index ("Compressing N files", event 20, then
+        # "Compressed", event 22): read the fields once it is done, as a browser would see them.
+        deadline = time.time() + 300
+        time.sleep(2)
+        while wiring != "stock" and time.time() < deadline and any("Peregrine[20]" in line for line in log) and not any("Peregrine[22]" in line for line in log):
+            time.sleep(0.5)
         return {(path, encoding): get(port, path, encoding) for path in paths for encoding in ENCODINGS}
     finally:
         process.terminate()
