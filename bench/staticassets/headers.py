@@ -10,11 +10,13 @@ are left out: they are encodings of a route that is listed, which Peregrine offe
 Accept-Encoding. A first pass warms each app (Peregrine makes its compressed variants after the
 index), then the fields are read.
 
-    bench/staticassets/headers.py APPS_FOLDER [--out FILE]
+    bench/staticassets/headers.py APPS_FOLDER [--out FILE] [--only-differences]
 
-Prints a Markdown table: one row per route and Accept-Encoding, one column per field. A cell
+Prints a summary (per app and environment, how many answers differ from stock in each field),
+then a Markdown table: one row per route and Accept-Encoding, one column per field. A cell
 holds the value when stock, swap and keep agree ("·" for an absent field), and
-"stock X ≠ swap Y, keep Z" when they do not. ETags are cut to their first 10 characters.
+"stock X ≠ swap Y, keep Z" when they do not. ETags show their first 8 and last 4 characters.
+--only-differences leaves out the rows where every field agrees.
 Only 127.0.0.1 is contacted; every app started is stopped.
 """
 import http.client
@@ -103,8 +105,8 @@ def measure(dll, cwd, environment, wiring, paths):
 def short(name, value):
     if value is None:
         return "·"
-    if name == "ETag" and len(value) > 12:
-        return value[:11] + "…"
+    if name == "ETag" and len(value) > 16:
+        return value[:9] + "…" + value[-5:]
     return value
 
 
@@ -120,7 +122,9 @@ def main():
         raise SystemExit(__doc__)
     apps = os.path.abspath(sys.argv[1])
     out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else None
+    only_differences = "--only-differences" in sys.argv
     lines = []
+    summary = ["| App | Environment | Answers | Differ | Status | " + " | ".join(FIELDS) + " |", "|---|---|---:|---:|---:|" + "---:|" * len(FIELDS)]
     differing = total = 0
     for app in ["BlazorApp", "PagesApp"]:
         for environment in ["Production", "Development"]:
@@ -135,6 +139,7 @@ def main():
             lines.append(f"\n#### {app}, {environment} ({len(paths)} routes)\n")
             lines.append("| Route | Accept-Encoding | Status | " + " | ".join(FIELDS) + " |")
             lines.append("|---|---|---|" + "---|" * len(FIELDS))
+            counts = {name: 0 for name in ["answers", "differ", "status"] + FIELDS}
             for path in paths:
                 for encoding in ENCODINGS:
                     seen = {w: results[w][(path, encoding)] for w in WIRINGS}
@@ -142,9 +147,19 @@ def main():
                     status = str(statuses["stock"]) if len(set(statuses.values())) == 1 else f"**stock {statuses['stock']} ≠ swap {statuses['swap']}, keep {statuses['keep']}**"
                     cells = [cell(name, seen) for name in FIELDS]
                     total += 1
-                    differing += any(c.startswith("**") for c in cells + [status])
+                    differs = any(c.startswith("**") for c in cells + [status])
+                    differing += differs
+                    counts["answers"] += 1
+                    counts["differ"] += differs
+                    counts["status"] += status.startswith("**")
+                    for name, c in zip(FIELDS, cells):
+                        counts[name] += c.startswith("**")
+                    if only_differences and not differs:
+                        continue
                     lines.append(f"| `{path}` | {encoding or '·'} | {status} | " + " | ".join(cells) + " |")
-    lines.insert(0, f"{differing} of {total} answers differ from stock in at least one field (bold).")
+            summary.append(f"| {app} | {environment} | " + " | ".join(str(counts[name]) for name in counts) + " |")
+    lines.insert(0, f"{differing} of {total} answers differ from stock in at least one field (bold)"
+                 + (", and only those are listed." if only_differences else ".") + "\n\n" + "\n".join(summary))
     text = "\n".join(lines) + "\n"
     print(text)
     if out:
