@@ -207,12 +207,12 @@ internal sealed partial class VariantEncoder
         public EntryWork(CatalogEntry entry)
         {
             Entry = entry;
-            IdentityTag = entry.Identity.ETag.ToString();
+            IdentityTag = entry.Identity.ContentTag;
         }
 
         public CatalogEntry Entry { get; }
 
-        /// <summary>The identity ETag, quotes included.</summary>
+        /// <summary>The identity's own content tag (<see cref="Representation.ContentTag"/>), quotes included: not the manifest's, which names no cache file.</summary>
         public string IdentityTag { get; }
 
         public bool SourceLoaded { get; set; }

@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Primitives;
+using Peregrine.StaticWebAssets;
 
 namespace Peregrine.Indexing;
 
@@ -101,10 +102,16 @@ internal sealed partial class CatalogEntry : IServedFile
     public bool Negotiable { get; private init; }
 
     /// <summary>
+    /// True when responses carry <c>Vary: Accept-Encoding</c>: a negotiable file, or one whose
+    /// static web assets route states that Vary, as MapStaticAssets sends it.
+    /// </summary>
+    public bool VariesByEncoding { get; private init; }
+
+    /// <summary>
     /// The encoded variants once they are made; <see langword="null"/> until then, when the
     /// identity bytes are sent.
     /// </summary>
-    public EncodedVariants? Encoded => _aliasOf is null ? Volatile.Read(ref _encoded) : AliasEncoded();
+    public EncodedVariants? Encoded => _aliasOf is null && _stated is null ? Volatile.Read(ref _encoded) : StatedEncoded();
 
     private EncodedVariants? _encoded;
 
@@ -161,16 +168,19 @@ internal sealed partial class CatalogEntry : IServedFile
         string lastModifiedHeader,
         string cacheControl,
         bool negotiable,
-        long sidecarStamp = 0)
+        long sidecarStamp = 0,
+        StatedHeaders? stated = null)
     {
         return new CatalogEntry(relativePath)
         {
+            _stated = stated is { BrotliETag: not null } or { GzipETag: not null } ? stated : null,
+            VariesByEncoding = negotiable || stated?.VariesByEncoding == true,
             LastWriteTicks = lastWriteTicks,
             _root = root,
             _prefixLength = prefixLength,
             _physicalPath = IsUnder(physicalPath, root, relativePath.AsSpan(prefixLength)) ? null : physicalPath,
-            Identity = identity,
-            ContentType = contentType,
+            Identity = stated?.ETag is { } tag && EntityTag.SameContent(identity.ContentTag, tag) ? identity.WithTag(tag) : identity,
+            ContentType = stated?.ContentType ?? contentType,
             LastModifiedHeader = lastModifiedHeader,
             CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
             Negotiable = negotiable,

@@ -47,6 +47,26 @@ internal static class EntityTag
         return new string(text[..(written + 3)]);
     }
 
+    /// <summary>
+    /// True when <paramref name="sha256Tag"/>, a tag holding a whole SHA-256 in base64 as the
+    /// static web assets manifest writes it (<c>"iDLY…gGc="</c>), names the same bytes as
+    /// <paramref name="contentTag"/>, a tag of <see cref="FromHash"/>: its first 128 bits are
+    /// the same. False for a metadata tag or anything that is not such a hash.
+    /// </summary>
+    public static bool SameContent(string contentTag, string sha256Tag)
+    {
+        var quoted = sha256Tag.AsSpan();
+        if (quoted.Length < 2 || quoted[0] != '"' || quoted[^1] != '"')
+        {
+            return false;
+        }
+
+        Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];
+        return Convert.TryFromBase64Chars(quoted[1..^1], hash, out var written)
+            && written == SHA256.HashSizeInBytes
+            && string.Equals(FromHash(hash), contentTag, StringComparison.Ordinal);
+    }
+
     public static string Compute(Stream content)
     {
         Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];

@@ -141,7 +141,7 @@ internal sealed class EntryBuilder
             && previous.LastWriteTicks == entry.LastWriteTicks
             && previous.SidecarStamp == entry.SidecarStamp
             && previous.IsAt(file.Physical)
-            && string.Equals(previous.Identity.ETag.ToString(), entry.Identity.ETag.ToString(), StringComparison.Ordinal))
+            && string.Equals(previous.Identity.ContentTag, entry.Identity.ContentTag, StringComparison.Ordinal))
         {
             Discard(entry);
             return previous;
@@ -329,7 +329,7 @@ internal sealed class EntryBuilder
 
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);
             var negotiable = _options.Compression.Enabled && Compressibility.IsCompressible(contentType);
-            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp);
+            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp, _options.Routes.StatedFor(file.Relative));
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

@@ -18,6 +18,7 @@ internal sealed class Representation
         Coding = coding;
         Length = length;
         ETag = etag;
+        ContentTag = etag;
         Content = content;
         PhysicalPath = physicalPath;
         ContentEncoding = coding switch
@@ -34,8 +35,25 @@ internal sealed class Representation
     /// <summary>The byte count of this representation; its Content-Length on a 200.</summary>
     public long Length { get; }
 
-    /// <summary>The strong entity tag, quotes included, as sent in the ETag header.</summary>
-    public StringValues ETag { get; }
+    /// <summary>
+    /// The strong entity tag, quotes included, as sent in the ETag header and compared by every
+    /// precondition: <see cref="ContentTag"/>, or the one the static web assets manifest states
+    /// for these same bytes (<see cref="WithTag"/>).
+    /// </summary>
+    public StringValues ETag { get; private init; }
+
+    /// <summary>
+    /// Peregrine's own tag for the bytes (<see cref="EntityTag"/>): what compression and the
+    /// index compare to know the content, whatever tag is sent.
+    /// </summary>
+    public string ContentTag { get; private init; }
+
+    /// <summary>
+    /// A representation of the same bytes that is sent with <paramref name="etag"/>: its own
+    /// object, because each representation keeps the header fields made for it.
+    /// </summary>
+    public Representation WithTag(string etag)
+        => new(Coding, Length, ContentTag, Content, PhysicalPath) { ETag = etag };
 
     /// <summary>The Content-Encoding value, or empty for identity.</summary>
     public StringValues ContentEncoding { get; }

@@ -51,7 +51,7 @@ internal sealed class ResponseFields
         => representation.Response ??= Create(entry, representation, configured);
 
     public static ResponseFields Create(CatalogEntry entry, Representation representation, ConfiguredHeaders configured)
-        => Build(configured, configured.VaryFor(entry.Negotiable), representation.ETag, entry.LastModifiedHeader, entry.CacheControl,
+        => Build(configured, configured.VaryFor(entry.VariesByEncoding), representation.ETag, entry.LastModifiedHeader, entry.CacheControl,
             entry.ContentType, representation.ContentEncoding, s_bytes);
 
     /// <summary>

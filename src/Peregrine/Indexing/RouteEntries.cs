@@ -19,7 +19,7 @@ internal static class RouteEntries
         {
             if (entries.TryGetValue(alias.Target, out var target) && IsOwnFile(target, alias.Target))
             {
-                entries[alias.Path] = CatalogEntry.ForAlias(target, alias.CacheControl ?? target.CacheControl.ToString());
+                entries[alias.Path] = CatalogEntry.ForAlias(target, alias.Stated);
             }
         }
     }
@@ -55,7 +55,7 @@ internal static class RouteEntries
             foreach (var alias in routes.AliasesOf(path))
             {
                 changes[alias.Path] = changed is not null && IsOwnFile(changed, path)
-                    ? CatalogEntry.ForAlias(changed, alias.CacheControl ?? changed.CacheControl.ToString())
+                    ? CatalogEntry.ForAlias(changed, alias.Stated)
                     : null;
             }
         }

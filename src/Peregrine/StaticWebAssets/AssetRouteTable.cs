@@ -3,26 +3,31 @@ namespace Peregrine.StaticWebAssets;
 /// <summary>A path the index answers with another path's file: a fingerprinted route, or a file's URL name where it differs from its name on disk.</summary>
 /// <param name="Path">The URL path (leading slash): <c>/app.khy4lop6wu.css</c>.</param>
 /// <param name="Target">The path the file is indexed under: <c>/app.css</c>.</param>
-/// <param name="CacheControl">The Cache-Control it carries; <see langword="null"/> keeps the file's own.</param>
-internal readonly record struct RouteAlias(string Path, string Target, string? CacheControl);
+/// <param name="Stated">The header fields the manifest states for the route; <see langword="null"/> keeps the file's own.</param>
+internal readonly record struct RouteAlias(string Path, string Target, StatedHeaders? Stated)
+{
+    /// <summary>The Cache-Control it carries; <see langword="null"/> keeps the file's own.</summary>
+    public string? CacheControl => Stated?.CacheControl;
+}
 
 /// <summary>
 /// What the manifests add to an index, decided once when the host starts: the aliases (paths
-/// that answer with another path's bytes, tags and variants, under their own Cache-Control), and
-/// the Cache-Control the endpoints manifest states for files served under their own path. The
+/// that answer with another path's bytes and variants, under the header fields their route
+/// states), and the header fields the endpoints manifest states for files served under their
+/// own path (<see cref="StatedHeaders"/>). The
 /// index applies it after its files are built, and again for the aliases of each file that
 /// changes.
 /// </summary>
 internal sealed class AssetRouteTable
 {
-    private readonly Dictionary<string, string> _cacheControl;
+    private readonly Dictionary<string, StatedHeaders> _stated;
     private readonly Dictionary<string, List<RouteAlias>> _byTarget;
     private readonly HashSet<string> _variantOnly;
 
-    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, string> cacheControl, HashSet<string> variantOnly)
+    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, StatedHeaders> stated, HashSet<string> variantOnly)
     {
         Aliases = aliases;
-        _cacheControl = cacheControl;
+        _stated = stated;
         _variantOnly = variantOnly;
         _byTarget = new Dictionary<string, List<RouteAlias>>(StringComparer.Ordinal);
         foreach (var alias in aliases)
@@ -42,7 +47,7 @@ internal sealed class AssetRouteTable
     public IReadOnlyList<RouteAlias> Aliases { get; }
 
     /// <summary>True when there is nothing to add.</summary>
-    public bool IsEmpty => Aliases.Count == 0 && _cacheControl.Count == 0 && _variantOnly.Count == 0;
+    public bool IsEmpty => Aliases.Count == 0 && _stated.Count == 0 && _variantOnly.Count == 0;
 
     /// <summary>
     /// True for a file the manifest names as an encoding of another (<c>/app.css.br</c>), when
@@ -52,7 +57,10 @@ internal sealed class AssetRouteTable
     public bool IsVariantOnly(string path) => _variantOnly.Contains(path);
 
     /// <summary>The Cache-Control the manifest states for the file at <paramref name="path"/> under its own path, or <see langword="null"/>.</summary>
-    public string? CacheControlFor(string path) => _cacheControl.GetValueOrDefault(path);
+    public string? CacheControlFor(string path) => _stated.GetValueOrDefault(path)?.CacheControl;
+
+    /// <summary>The header fields the manifest states for the file at <paramref name="path"/> under its own path, or <see langword="null"/>.</summary>
+    public StatedHeaders? StatedFor(string path) => _stated.GetValueOrDefault(path);
 
     /// <summary>The aliases that answer with the file at <paramref name="target"/>; empty for most files.</summary>
     public IReadOnlyList<RouteAlias> AliasesOf(string target)
@@ -85,7 +93,7 @@ internal sealed class AssetRouteTable
 
         var aliases = new List<RouteAlias>();
         var aliased = new HashSet<string>(StringComparer.Ordinal);
-        var cacheControl = new Dictionary<string, string>(StringComparer.Ordinal);
+        var stated = new Dictionary<string, StatedHeaders>(StringComparer.Ordinal);
         var variantOnly = new HashSet<string>(StringComparer.Ordinal);
         foreach (var route in endpoints?.Routes ?? [])
         {
@@ -96,18 +104,15 @@ internal sealed class AssetRouteTable
             }
 
             var target = renamed.GetValueOrDefault(route.AssetPath) ?? route.AssetPath;
-            var stated = route.CacheControl;
-            var value = stated is null ? null : manifestCaching ? stated : "no-cache";
+            var cacheControl = route.CacheControl is not { } value ? null : manifestCaching ? value : "no-cache";
+            var headers = StatedHeaders.For(route, cacheControl);
             if (string.Equals(route.Path, target, StringComparison.Ordinal))
             {
-                if (value is not null)
-                {
-                    cacheControl.TryAdd(route.Path, value);
-                }
+                stated.TryAdd(route.Path, headers);
             }
             else if (aliased.Add(route.Path))
             {
-                aliases.Add(new RouteAlias(route.Path, target, value));
+                aliases.Add(new RouteAlias(route.Path, target, headers));
             }
         }
 
@@ -123,7 +128,7 @@ internal sealed class AssetRouteTable
 
         // An encoded file that some route still answers with as itself stays (none does today).
         variantOnly.ExceptWith(aliases.Select(a => a.Target));
-        variantOnly.ExceptWith(cacheControl.Keys);
-        return new AssetRouteTable(aliases, cacheControl, variantOnly);
+        variantOnly.ExceptWith(stated.Keys);
+        return new AssetRouteTable(aliases, stated, variantOnly);
     }
 }

@@ -38,10 +38,27 @@ internal sealed record AssetRoute(
 
     /// <summary>True for a route whose identity answer is itself encoded (<c>/app.css.gz</c>): a sidecar named as a URL.</summary>
     public bool IsEncodedFile => Header("Content-Encoding") is not null;
+
+    /// <summary>The ETag the manifest states for the route's <paramref name="coding"/> (<c>br</c>, <c>gzip</c>), or <see langword="null"/>.</summary>
+    public string? EncodedETag(string coding)
+    {
+        foreach (var encoding in Encodings)
+        {
+            if (string.Equals(encoding.Coding, coding, StringComparison.OrdinalIgnoreCase))
+            {
+                return encoding.ETag;
+            }
+        }
+
+        return null;
+    }
 }
 
-/// <summary>An encoded file the manifest offers for a route: <c>Content-Encoding: gzip</c> from <c>/app.css.gz</c>.</summary>
-internal readonly record struct AssetEncoding(string Coding, string AssetPath);
+/// <summary>
+/// An encoded file the manifest offers for a route: <c>Content-Encoding: gzip</c> from
+/// <c>/app.css.gz</c>, with the ETag its selector endpoint states (the SHA-256 of that file).
+/// </summary>
+internal readonly record struct AssetEncoding(string Coding, string AssetPath, string? ETag = null);
 
 /// <summary>
 /// The endpoints manifest read as routes (see <see cref="EndpointsManifestDocument"/>): one
@@ -115,7 +132,7 @@ internal sealed class EndpointsManifest
                     encodings[path] = list = [];
                 }
 
-                list.Add(new AssetEncoding(coding, Rooted(asset, source)));
+                list.Add(new AssetEncoding(coding, Rooted(asset, source), StatedETag(endpoint)));
             }
 
             // Any other selector (none is written today) chooses by something Peregrine does
@@ -149,6 +166,19 @@ internal sealed class EndpointsManifest
         }
 
         return new EndpointsManifest(string.Equals(document.ManifestType, "Build", StringComparison.OrdinalIgnoreCase), routes);
+    }
+
+    private static string? StatedETag(EndpointsManifestEndpoint endpoint)
+    {
+        foreach (var header in endpoint.ResponseHeaders ?? [])
+        {
+            if (string.Equals(header.Name, "ETag", StringComparison.OrdinalIgnoreCase) && header.Value is { Length: > 0 } value)
+            {
+                return value;
+            }
+        }
+
+        return null;
     }
 
     /// <summary>A manifest path as an index key: leading slash, forward slashes, no empty, <c>.</c> or <c>..</c> segment.</summary>

@@ -37,7 +37,7 @@ public sealed partial class AppProcess : IDisposable
     /// <param name="dll">The app's assembly.</param>
     /// <param name="workingDirectory">Its content root: the project folder, or the publish folder.</param>
     /// <param name="environment">Development or Production.</param>
-    /// <param name="wiring"><c>keep</c> (MapStaticAssets stays after UsePeregrine) or <c>swap</c> (UsePeregrine alone).</param>
+    /// <param name="wiring"><c>keep</c> (MapStaticAssets stays after UsePeregrine), <c>swap</c> (UsePeregrine alone) or <c>stock</c> (MapStaticAssets alone, no Peregrine).</param>
     /// <param name="settings">More environment variables (configuration keys with <c>__</c> for <c>:</c>).</param>
     public static async Task<AppProcess> StartAsync(string dll, string workingDirectory, string environment, string wiring, IReadOnlyDictionary<string, string>? settings = null)
     {

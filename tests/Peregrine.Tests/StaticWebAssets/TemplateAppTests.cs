@@ -184,8 +184,9 @@ public sealed partial class TemplateAppTests(TemplateApps apps)
         Assert.True(response.StatusCode == HttpStatusCode.OK, $"{path}: {(int)response.StatusCode}\n{process.Output}");
         Assert.False(response.Headers.Contains(TemplateApps.PastPeregrine), $"{path} went past Peregrine.");
 
-        // Peregrine's tags are 128 bits of SHA-256 in base64url; MapStaticAssets' are 256 bits in base64.
-        Assert.Matches("^\"[A-Za-z0-9_-]{22}\"$", response.Headers.ETag?.ToString() ?? "");
+        // Peregrine sends the manifest's tag, as MapStaticAssets does, while it names the bytes
+        // (StockComparisonTests): the marker above is what shows who answered.
+        Assert.NotNull(response.Headers.ETag);
         return response;
     }
 

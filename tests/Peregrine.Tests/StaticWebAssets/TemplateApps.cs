@@ -9,7 +9,9 @@ namespace Peregrine.Tests.StaticWebAssets;
 /// blazor</c> and <c>dotnet new webapp</c> each referencing it and linking that stylesheet. Each
 /// app's <c>Program.cs</c> gets <c>builder.Services.AddPeregrine()</c> and <c>app.UsePeregrine()</c>
 /// where <c>app.MapStaticAssets()</c> was, and keeps <c>MapStaticAssets</c> (and
-/// <c>WithStaticAssets</c>) unless it runs with <c>PEREGRINE_WIRING=swap</c>. A middleware just
+/// <c>WithStaticAssets</c>) unless it runs with <c>PEREGRINE_WIRING=swap</c>; with
+/// <c>PEREGRINE_WIRING=stock</c> it leaves <c>UsePeregrine()</c> out, and is the template's app
+/// as made (bench/staticassets/make-apps makes the same apps). A middleware just
 /// after Peregrine marks every response that went past it with <see cref="PastPeregrine"/>.
 /// Both apps are built (Debug) and published (Release), once for the test run.
 /// </summary>
@@ -98,10 +100,15 @@ public sealed class TemplateApps : IDisposable
             Edit(Path.Combine(Project(app), "Program.cs"), "var builder = WebApplication.CreateBuilder(args);", """
                 var builder = WebApplication.CreateBuilder(args);
                 builder.Services.AddPeregrine();
-                var keep = Environment.GetEnvironmentVariable("PEREGRINE_WIRING") != "swap";
+                var wiring = Environment.GetEnvironmentVariable("PEREGRINE_WIRING");
+                var keep = wiring != "swap";
                 """);
             Edit(Path.Combine(Project(app), "Program.cs"), "app.MapStaticAssets();", $$"""
-                app.UsePeregrine();
+                if (wiring != "stock")
+                {
+                    app.UsePeregrine();
+                }
+
                 app.Use((context, next) =>
                 {
                     context.Response.Headers["{{PastPeregrine}}"] = "1";
