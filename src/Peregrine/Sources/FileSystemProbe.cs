@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Peregrine.Interop;
 using static Peregrine.Interop.Libc;
 
 namespace Peregrine.Sources;
@@ -50,7 +51,8 @@ internal static class FileSystemProbe
         _ => -1,
     };
 
-    private static bool s_nativeUnavailable = !OperatingSystem.IsLinux();
+    // The stat(2) layout read here is Linux's: elsewhere, and on the portable path, .NET answers.
+    private static bool s_nativeUnavailable = !Platform.IsNative;
 
     /// <summary>The canonical path, or <see langword="null"/> when the path does not resolve.</summary>
     public static string? RealPath(string path)
