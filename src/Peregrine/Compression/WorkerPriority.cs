@@ -22,7 +22,7 @@ internal static class WorkerPriority
     public static void LowerCurrentThread()
     {
         Thread.CurrentThread.Priority = ThreadPriority.Lowest;
-        if (!Platform.IsNative)
+        if (!PlatformParts.IsNative)
         {
             return;
         }

@@ -7,7 +7,7 @@ namespace Peregrine.Compression;
 /// <summary>
 /// Zstandard (RFC 8878) through the system's libzstd, loaded on first use. No managed zstd
 /// ships with .NET, so where <c>libzstd.so.1</c> is missing (or older than 1.4, whose
-/// parameter API the decoder uses), and on the portable path (<see cref="Platform"/>), the zstd
+/// parameter API the decoder uses), and on the portable path (<see cref="PlatformParts"/>), the zstd
 /// coding is simply not produced.
 /// </summary>
 internal static unsafe class Zstd
@@ -65,10 +65,10 @@ internal static unsafe class Zstd
 
     private static string? Probe()
     {
-        // Not Platform.IsNative: wherever libzstd.so.1 loads (a BSD), it is used unless forced off.
-        if (Platform.PortableForced)
+        // Not PlatformParts.IsNative: wherever libzstd.so.1 loads (a BSD), it is used unless forced off.
+        if (PlatformParts.PortableForced)
         {
-            return "the portable parts are forced (" + Platform.PortableVariable + ")";
+            return "the portable parts are forced (" + PlatformParts.PortableVariable + ")";
         }
 
         try

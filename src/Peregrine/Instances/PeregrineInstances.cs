@@ -161,7 +161,7 @@ internal sealed class PeregrineInstances
 
         if (first)
         {
-            PeregrineLog.Platform(loggerFactory.CreateLogger("Peregrine"), Platform.Mode, Platform.Watching, Platform.Copies, Platform.Leases, Zstd.Description);
+            PeregrineLog.Platform(loggerFactory.CreateLogger("Peregrine"), PlatformParts.Mode, PlatformParts.Watching, PlatformParts.Copies, PlatformParts.Leases, Zstd.Description);
         }
 
         return catalog;

@@ -94,9 +94,9 @@ internal sealed partial class InotifyWatcher : IDisposable
     public static InotifyWatcher? TryStart(FileCatalog catalog, PeregrineOptions options, string root, out string? failure)
     {
         failure = null;
-        if (!Platform.IsNative)
+        if (!PlatformParts.IsNative)
         {
-            failure = Platform.PortableForced ? "the portable parts are forced (" + Platform.PortableVariable + ")" : "inotify needs Linux";
+            failure = PlatformParts.PortableForced ? "the portable parts are forced (" + PlatformParts.PortableVariable + ")" : "inotify needs Linux";
             return null;
         }
 

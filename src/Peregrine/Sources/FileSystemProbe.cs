@@ -52,7 +52,7 @@ internal static class FileSystemProbe
     };
 
     // The stat(2) layout read here is Linux's: elsewhere, and on the portable path, .NET answers.
-    private static bool s_nativeUnavailable = !Platform.IsNative;
+    private static bool s_nativeUnavailable = !PlatformParts.IsNative;
 
     /// <summary>The canonical path, or <see langword="null"/> when the path does not resolve.</summary>
     public static string? RealPath(string path)

@@ -231,13 +231,13 @@ internal sealed class VersionCopies : IDisposable
             return true;
         }
 
-        if (Platform.IsNative && ioctl((int)target.DangerousGetHandle(), Ficlone, (int)source.DangerousGetHandle()) == 0)
+        if (PlatformParts.IsNative && ioctl((int)target.DangerousGetHandle(), Ficlone, (int)source.DangerousGetHandle()) == 0)
         {
             return true;
         }
 
         long copied = 0;
-        if (Platform.IsNative)
+        if (PlatformParts.IsNative)
         {
             copied = CopyInKernel(source, target, length);
             if (copied < 0)

@@ -24,7 +24,7 @@ namespace Peregrine.Interop;
 /// file on Windows), and <c>link(2)</c> and <c>rename(2)</c> in a bucket's version folders.
 /// </para>
 /// </remarks>
-internal static class Platform
+internal static class PlatformParts
 {
     /// <summary>The environment variable that forces the portable parts on Linux: <c>1</c> or <c>true</c>.</summary>
     public const string PortableVariable = "PEREGRINE_PORTABLE";
