@@ -99,7 +99,8 @@ internal static class FileSystemProbe
     /// <returns>The canonical path, or <see langword="null"/> when a component is missing, a link dangles, or links loop.</returns>
     internal static string? ResolveLinks(string path)
     {
-        var full = Path.GetFullPath(path);
+        // Not Path.GetFullPath, which takes ".." away with the component before it, a link or not.
+        var full = Path.IsPathFullyQualified(path) ? path : Path.Join(Environment.CurrentDirectory, path);
         var resolved = Path.GetPathRoot(full)!;
         var rest = new List<string>(Components(full[resolved.Length..]));
         var links = 0;

@@ -50,7 +50,7 @@ public sealed class HostileSidecarTests : IDisposable
     }
 
     [Theory]
-    [InlineData("FIFO")]
+    [NativeData("stat(2) to tell a FIFO from a file without opening it", "FIFO")]
     [InlineData("folder")]
     public async Task SidecarThatIsNotARegularFile_IsIgnoredWithoutBeingOpened(string kind)
     {
