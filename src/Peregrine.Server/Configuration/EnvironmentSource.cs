@@ -65,7 +65,9 @@ internal static class EnvironmentSource
 
         foreach (var name in environment.Keys.Order(StringComparer.Ordinal))
         {
+            // PEREGRINE_PORTABLE is no setting but the library's own switch (docs/library.md, "Platforms").
             if (name.StartsWith("PEREGRINE_", StringComparison.Ordinal) && name != OptionTable.Config.EnvironmentVariable
+                && name != global::Peregrine.Interop.PlatformParts.PortableVariable
                 && !OptionTable.All.Any(o => o.EnvironmentVariable == name) && !IsKubernetesServiceLink(name))
             {
                 warnings.Add($"{name} (environment): not a Peregrine setting; ignored.");

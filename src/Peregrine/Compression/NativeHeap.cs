@@ -11,7 +11,7 @@ namespace Peregrine.Compression;
 /// </summary>
 internal static class NativeHeap
 {
-    private static bool s_unavailable = !OperatingSystem.IsLinux();
+    private static bool s_unavailable = !PlatformParts.IsNative;
 
     /// <summary>
     /// <c>malloc_trim(0)</c>: returns free pages of every arena. A no-op where the C library

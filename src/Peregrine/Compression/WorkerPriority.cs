@@ -22,7 +22,7 @@ internal static class WorkerPriority
     public static void LowerCurrentThread()
     {
         Thread.CurrentThread.Priority = ThreadPriority.Lowest;
-        if (!OperatingSystem.IsLinux())
+        if (!PlatformParts.IsNative)
         {
             return;
         }

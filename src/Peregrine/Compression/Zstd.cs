@@ -7,7 +7,8 @@ namespace Peregrine.Compression;
 /// <summary>
 /// Zstandard (RFC 8878) through the system's libzstd, loaded on first use. No managed zstd
 /// ships with .NET, so where <c>libzstd.so.1</c> is missing (or older than 1.4, whose
-/// parameter API the decoder uses) the zstd coding is simply not produced.
+/// parameter API the decoder uses), and on the portable path (<see cref="PlatformParts"/>), the zstd
+/// coding is simply not produced.
 /// </summary>
 internal static unsafe class Zstd
 {
@@ -24,12 +25,17 @@ internal static unsafe class Zstd
     private const int MinimumVersion = 1_04_00;
 
     private static readonly Lazy<string?> s_unavailableReason = new(Probe);
+    private static uint s_version;
 
     /// <summary>True when libzstd can be used.</summary>
     public static bool IsAvailable => s_unavailableReason.Value is null;
 
     /// <summary>Why libzstd cannot be used, or <see langword="null"/> when it can.</summary>
     public static string? UnavailableReason => s_unavailableReason.Value;
+
+    /// <summary>What the start-up line says: the library's version, or that there is no zstd.</summary>
+    public static string Description
+        => IsAvailable ? $"zstd (libzstd {s_version / 10000}.{s_version / 100 % 100}.{s_version % 100})" : "no zstd";
 
     /// <summary>Compresses into a single frame that records the content size.</summary>
     public static byte[] Compress(ReadOnlySpan<byte> source, int level = Level)
@@ -59,9 +65,15 @@ internal static unsafe class Zstd
 
     private static string? Probe()
     {
+        // Not PlatformParts.IsNative: wherever libzstd.so.1 loads (a BSD), it is used unless forced off.
+        if (PlatformParts.PortableForced)
+        {
+            return "the portable parts are forced (" + PlatformParts.PortableVariable + ")";
+        }
+
         try
         {
-            var version = LibZstd.ZSTD_versionNumber();
+            var version = s_version = LibZstd.ZSTD_versionNumber();
             return version >= MinimumVersion ? null : $"version {version / 10000}.{version / 100 % 100}.{version % 100} is older than 1.4.0";
         }
         catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException)

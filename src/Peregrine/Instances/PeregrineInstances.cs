@@ -3,7 +3,9 @@ using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Peregrine.Compression;
+using Peregrine.Interop;
 using Peregrine.Live;
+using Peregrine.Logging;
 
 // Instances: the registration side. An application may add several Peregrines, each with its
 // own options (named options), catalog, watcher and compressor (keyed services; the unnamed one
@@ -148,10 +150,18 @@ internal sealed class PeregrineInstances
     {
         // The source first: a bucket's sets the root the catalog is to index.
         _ = SourceOf(services, name);
-        var catalog = new FileCatalog(services.GetRequiredService<IOptionsMonitor<PeregrineOptions>>().Get(name), services.GetRequiredService<ILoggerFactory>());
+        var loggerFactory = services.GetRequiredService<ILoggerFactory>();
+        var catalog = new FileCatalog(services.GetRequiredService<IOptionsMonitor<PeregrineOptions>>().Get(name), loggerFactory);
+        bool first;
         lock (_gate)
         {
+            first = _catalogs.Count == 0;
             _catalogs.Add(catalog);
+        }
+
+        if (first)
+        {
+            PeregrineLog.Platform(loggerFactory.CreateLogger("Peregrine"), PlatformParts.Mode, PlatformParts.Watching, PlatformParts.Copies, PlatformParts.Leases, Zstd.Description);
         }
 
         return catalog;

@@ -2,6 +2,7 @@ using System.Runtime.InteropServices;
 
 // Interop: every call into the C library, in one place, with the constants of the headers it
 // takes them from. The callers decide what a failure means; nothing here retries or throws.
+// Whether the Linux-only calls are made at all is PlatformParts' decision, not the caller's.
 
 namespace Peregrine.Interop;
 

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Runtime.InteropServices;
 using Peregrine.Sources;
+using Peregrine.Interop;
 using static Peregrine.Interop.Libc;
 
 namespace Peregrine.Live;
@@ -93,9 +94,9 @@ internal sealed partial class InotifyWatcher : IDisposable
     public static InotifyWatcher? TryStart(FileCatalog catalog, PeregrineOptions options, string root, out string? failure)
     {
         failure = null;
-        if (!OperatingSystem.IsLinux())
+        if (!PlatformParts.IsNative)
         {
-            failure = "inotify needs Linux";
+            failure = PlatformParts.PortableForced ? "the portable parts are forced (" + PlatformParts.PortableVariable + ")" : "inotify needs Linux";
             return null;
         }
 

@@ -41,6 +41,10 @@ internal static partial class PeregrineLog
     [LoggerMessage(12, LogLevel.Warning, "Reading {Path} has not returned for {Seconds} s; its response waits on the disk. Not logged again for this file until it reads again.")]
     public static partial void ReadHanging(ILogger logger, string path, int seconds);
 
+    /// <summary>Once per application, at its first catalog: which of the native or portable parts (Interop/PlatformParts) it runs on.</summary>
+    [LoggerMessage(13, LogLevel.Information, "Platform{Mode}: {Watching}, {Copies}, {Leases}, {Zstd}.")]
+    public static partial void Platform(ILogger logger, string mode, string watching, string copies, string leases, string zstd);
+
     [LoggerMessage(20, LogLevel.Warning, "Aborted the response for {Path}: reading the file failed ({Reason}). Not logged again for this file until it reads again.")]
     public static partial void ReadFailedWhileSending(ILogger logger, string path, string reason);
 

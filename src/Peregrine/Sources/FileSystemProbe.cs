@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Peregrine.Interop;
 using static Peregrine.Interop.Libc;
 
 namespace Peregrine.Sources;
@@ -50,7 +51,8 @@ internal static class FileSystemProbe
         _ => -1,
     };
 
-    private static bool s_nativeUnavailable = !OperatingSystem.IsLinux();
+    // The stat(2) layout read here is Linux's: elsewhere, and on the portable path, .NET answers.
+    private static bool s_nativeUnavailable = !PlatformParts.IsNative;
 
     /// <summary>The canonical path, or <see langword="null"/> when the path does not resolve.</summary>
     public static string? RealPath(string path)
@@ -80,16 +82,75 @@ internal static class FileSystemProbe
             }
         }
 
-        // Elsewhere: resolve the final link only. Intermediate links stay as written.
-        var info = new FileInfo(path);
-        if (!info.Exists && !Directory.Exists(path))
+        return ResolveLinks(path);
+    }
+
+    /// <summary>Linux's limit on links followed in one resolution (MAXSYMLINKS): a loop ends there.</summary>
+    private const int MaxLinks = 40;
+
+    /// <summary>
+    /// What realpath(3) does, with .NET's calls: every component from the root down, each link
+    /// replaced by its target before the next component is looked at, and ".." taken from the
+    /// resolved folder rather than the path as written. The portable parts' answer, and the one
+    /// that keeps a link from escaping the root through a link in the middle of its target
+    /// (<c>a -> up/outside/secret</c> with <c>up -> ..</c>), which resolving the last
+    /// component alone (<see cref="FileSystemInfo.ResolveLinkTarget(bool)"/>) lets through.
+    /// </summary>
+    /// <returns>The canonical path, or <see langword="null"/> when a component is missing, a link dangles, or links loop.</returns>
+    internal static string? ResolveLinks(string path)
+    {
+        // Not Path.GetFullPath, which takes ".." away with the component before it, a link or not.
+        var full = Path.IsPathFullyQualified(path) ? path : Path.Join(Environment.CurrentDirectory, path);
+        var resolved = Path.GetPathRoot(full)!;
+        var rest = new List<string>(Components(full[resolved.Length..]));
+        var links = 0;
+        for (var i = 0; i < rest.Count; i++)
         {
-            return null;
+            var part = rest[i];
+            if (part == ".")
+            {
+                continue;
+            }
+
+            if (part == "..")
+            {
+                resolved = Path.GetDirectoryName(resolved) ?? resolved;
+                continue;
+            }
+
+            var next = Path.Join(resolved, part);
+            FileSystemInfo info = new FileInfo(next);
+            if (info.LinkTarget is { } target)
+            {
+                if (++links > MaxLinks)
+                {
+                    return null;
+                }
+
+                // The target's components go where the link's was, and are resolved in turn.
+                if (Path.IsPathRooted(target))
+                {
+                    resolved = Path.GetPathRoot(target)!;
+                    target = target[resolved.Length..];
+                }
+
+                rest.InsertRange(i + 1, Components(target));
+                continue;
+            }
+
+            if (!File.Exists(next) && !Directory.Exists(next))
+            {
+                return null;
+            }
+
+            resolved = next;
         }
 
-        var target = info.LinkTarget is null ? null : info.ResolveLinkTarget(returnFinalTarget: true);
-        return Path.GetFullPath(target?.FullName ?? path);
+        return resolved;
     }
+
+    private static string[] Components(string path)
+        => path.Split([Path.DirectorySeparatorChar, Path.AltDirectorySeparatorChar], StringSplitOptions.RemoveEmptyEntries);
 
     /// <summary>What the path is, following symbolic links.</summary>
     public static FileKind KindOf(string path) => Probe(path).Kind;

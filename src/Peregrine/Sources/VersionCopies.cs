@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
+using Peregrine.Interop;
 using static Peregrine.Interop.Libc;
 using Microsoft.Extensions.Logging;
 using Microsoft.Win32.SafeHandles;
@@ -230,13 +231,13 @@ internal sealed class VersionCopies : IDisposable
             return true;
         }
 
-        if (OperatingSystem.IsLinux() && ioctl((int)target.DangerousGetHandle(), Ficlone, (int)source.DangerousGetHandle()) == 0)
+        if (PlatformParts.IsNative && ioctl((int)target.DangerousGetHandle(), Ficlone, (int)source.DangerousGetHandle()) == 0)
         {
             return true;
         }
 
         long copied = 0;
-        if (OperatingSystem.IsLinux())
+        if (PlatformParts.IsNative)
         {
             copied = CopyInKernel(source, target, length);
             if (copied < 0)

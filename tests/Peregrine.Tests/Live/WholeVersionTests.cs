@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using Peregrine.Tests.Infrastructure;
+using Peregrine.Tests.Platform;
 
 namespace Peregrine.Tests.Live;
 
@@ -15,7 +16,7 @@ public sealed class WholeVersionTests
 {
     private static readonly TimeSpan s_limit = TimeSpan.FromSeconds(10);
 
-    [Fact]
+    [NativeFact("inotify close events or a lease, which say that a writer still has the file open")]
     public async Task FileOpenForWriting_IsServedAtItsPreviousVersion_UntilItsWriterCloses()
     {
         if (!OperatingSystem.IsLinux())
@@ -43,7 +44,7 @@ public sealed class WholeVersionTests
         await UntilAsync(host, "/page.txt", "version 2, half written");
     }
 
-    [Fact]
+    [NativeFact("inotify close events or a lease, which say that a writer still has the file open")]
     public async Task NewFileOpenForWriting_IsNotServed_UntilItsWriterCloses()
     {
         if (!OperatingSystem.IsLinux())
@@ -91,7 +92,7 @@ public sealed class WholeVersionTests
         await UntilAsync(host, "/log.txt", "line 1\n");
     }
 
-    [Fact]
+    [NativeFact("inotify close events or a lease, which say that a writer still has the file open")]
     public async Task FileTruncatedByAWriterThatPauses_IsNotPublishedEmpty_UntilItsWriterCloses()
     {
         // cp and editors open with O_TRUNC and then write; one that pauses in between, past the
@@ -118,7 +119,7 @@ public sealed class WholeVersionTests
         await UntilAsync(host, "/page.txt", "version 2");
     }
 
-    [Fact]
+    [NativeFact("inotify close events or a lease, which say that a writer still has the file open")]
     public async Task FileOpenedForWritingBeforeItsChangeIsRead_WaitsForThatWriterToClose()
     {
         // A writer's open comes before its truncation, and the truncation's own event can come

@@ -1,13 +1,16 @@
 using System.Diagnostics;
 using System.Runtime.Versioning;
 using Peregrine.Tests.Infrastructure;
+using Peregrine.Tests.Platform;
 
 namespace Peregrine.Tests.Safety;
 
 [UnsupportedOSPlatform("windows")]
 public sealed class SpecialFileTests
 {
-    [Fact]
+    // .NET tells no FIFO from a file (FileSystemInfo has no file type), and opening one to find
+    // out blocks: only stat(2) can, and its layout is read on Linux only.
+    [NativeFact("stat(2) to tell a FIFO from a file without opening it")]
     public async Task Fifo_InRoot_IsSkippedWithoutHangingTheIndex()
     {
         // Opening a FIFO for reading blocks until a writer appears: indexing one would hang.

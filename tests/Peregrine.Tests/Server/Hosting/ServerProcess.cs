@@ -75,8 +75,9 @@ internal sealed partial class ServerProcess : IDisposable
             start.ArgumentList.Add(arg);
         }
 
-        // The test run's own environment must not configure the server.
-        foreach (var name in start.Environment.Keys.Where(k => k.StartsWith("PEREGRINE_", StringComparison.Ordinal)).ToList())
+        // The test run's own environment must not configure the server; the switch to the
+        // portable parts is not configuration, and a run under it is to run its servers so too.
+        foreach (var name in start.Environment.Keys.Where(k => k.StartsWith("PEREGRINE_", StringComparison.Ordinal) && k != Peregrine.Interop.PlatformParts.PortableVariable).ToList())
         {
             start.Environment.Remove(name);
         }
