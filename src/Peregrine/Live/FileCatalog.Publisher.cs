@@ -139,9 +139,11 @@ internal sealed partial class FileCatalog
         var previous = _current!;
         CatalogSnapshot next;
         var builder = new CatalogBuilder(_options, Budget, _logger, _copies);
+        var unsettledSince = _unsettledSince;
+        _unsettledSince = new(StringComparer.Ordinal);
         try
         {
-            next = builder.Build(previous, _stopping.Token, IsUnsettled);
+            next = builder.Build(previous, _stopping.Token, file => IsUnsettled(file, unsettledSince));
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
         {
@@ -175,9 +177,14 @@ internal sealed partial class FileCatalog
     /// <summary>
     /// For a rescan: true when a changed file is not to be taken yet, because the watcher knows a
     /// writer is at it, or its modification time is within
-    /// <see cref="WatchOptions.SettleTime"/> of now: the settle rule.
+    /// <see cref="WatchOptions.SettleTime"/> of now: the settle rule. A file that rescans have
+    /// found unsettled for longer than <see cref="WatchOptions.OpenWriteLimit"/> is taken as it
+    /// stands, as the inotify watcher takes a file a writer holds open that long: without close
+    /// events (the portable parts), a log written without a pause would otherwise never be served.
+    /// <paramref name="unsettledSince"/> holds when the rescans before this one first found each
+    /// file unsettled; this one carries over those it finds unsettled still. Called in parallel.
     /// </summary>
-    private bool IsUnsettled(FoundFile file)
+    private bool IsUnsettled(FoundFile file, Dictionary<string, long> unsettledSince)
     {
         if (IsBeingWritten(file.Relative))
         {
@@ -185,8 +192,25 @@ internal sealed partial class FileCatalog
         }
 
         // Also with close events: during a rescan the watcher's view may lag the disk.
+        var now = DateTime.UtcNow.Ticks;
         var modified = FileSystemProbe.Probe(file.Physical).LastWriteTicks;
-        return DateTime.UtcNow.Ticks - modified < _options.Watch.SettleTime.Ticks;
+        if (now - modified >= _options.Watch.SettleTime.Ticks)
+        {
+            return false;
+        }
+
+        var since = unsettledSince.GetValueOrDefault(file.Physical, now);
+        if (now - since >= _options.Watch.OpenWriteLimit.Ticks)
+        {
+            return false;
+        }
+
+        lock (_unsettledSince)
+        {
+            _unsettledSince[file.Physical] = since;
+        }
+
+        return true;
     }
 
     /// <summary>The folders to watch before the first index: the root and each mount's folder, those that exist.</summary>

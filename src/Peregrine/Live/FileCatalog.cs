@@ -45,6 +45,10 @@ internal sealed partial class FileCatalog : IDisposable
 
     // Copies of the published versions of the files streamed from disk; null when off.
     private readonly VersionCopies? _copies;
+
+    // Files the last rescan left at their previous version because they were still changing, and
+    // when a rescan first found each so; replaced by each rescan, on the publisher thread.
+    private Dictionary<string, long> _unsettledSince = new(StringComparer.Ordinal);
     private volatile CatalogSnapshot? _current;
     private CatalogWatcher? _watcher;
     private Thread? _publisher;

@@ -266,6 +266,20 @@ internal static class FileSystemProbe
             }
         }
 
-        return default;
+        // The portable parts have no inode: the folder's creation time stands in for it (the
+        // birth time where the system keeps one, as Windows and macOS do), which a folder keeps
+        // when it is renamed and another folder renamed into its place does not share.
+        try
+        {
+            var created = Directory.GetCreationTimeUtc(path);
+            return created.Year > 1601 ? new FileNode(PortableDevice, (ulong)created.Ticks) : default;
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or ArgumentException)
+        {
+            return default;
+        }
     }
+
+    /// <summary>The <see cref="FileNode.Device"/> of a node the portable parts made from a creation time.</summary>
+    private const ulong PortableDevice = ulong.MaxValue;
 }
