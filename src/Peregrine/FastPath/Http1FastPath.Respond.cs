@@ -5,6 +5,7 @@ using Microsoft.AspNetCore.Http;
 using Peregrine.Conditional;
 using Peregrine.Indexing;
 using Peregrine.Negotiation;
+using Peregrine.Transport;
 
 namespace Peregrine.FastPath;
 
@@ -79,7 +80,14 @@ internal sealed partial class Http1FastPath
         var bodyBytes = notModified || request.IsHead ? 0 : content.Length;
         if (bodyBytes != 0)
         {
-            output.Write(content);
+            if (output is SocketOutput direct && content.Length >= SocketOutput.DirectBodyMinimum)
+            {
+                direct.WriteBody(content, blocks.SealedCopy(content));
+            }
+            else
+            {
+                output.Write(content);
+            }
         }
 
         written = bodyBytes + (notModified ? blocks.NotModified.Length : blocks.Ok.Length);

@@ -6,6 +6,7 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 using Peregrine.Fields;
 using Peregrine.Indexing;
+using Peregrine.Interop;
 using Peregrine.Live;
 using Peregrine.Metrics;
 using Peregrine.Transport;
@@ -86,7 +87,9 @@ internal sealed partial class Http1FastPath
     {
         if (connection.Features.Get<ITlsApplicationProtocolFeature>() is not { } protocol)
         {
-            return ServeAsync(connection, connection.Transport.Output, https: false, next);
+            return _serves && PlatformParts.IsNative && connection.Features.Get<IConnectionSocketFeature>()?.Socket is { } socket
+                ? ServeSocketAsync(connection, socket, next)
+                : ServeAsync(connection, connection.Transport.Output, https: false, next);
         }
 
         if (connection.Features.Get<ISslStreamFeature>() is not { } tls)
@@ -124,6 +127,22 @@ internal sealed partial class Http1FastPath
         finally
         {
             output.Remove(connection);
+        }
+    }
+
+    private async Task ServeSocketAsync(ConnectionContext connection, System.Net.Sockets.Socket socket, ConnectionDelegate next)
+    {
+        // Over cleartext the fast path writes to the socket itself, which sends large bodies
+        // without copying them (Transport/SocketOutput); Kestrel's pipe is left empty for a
+        // hand-off, which comes only after everything written here has been sent.
+        var output = new SocketOutput(socket);
+        try
+        {
+            await ServeAsync(connection, output, https: false, next);
+        }
+        finally
+        {
+            output.Complete();
         }
     }
 

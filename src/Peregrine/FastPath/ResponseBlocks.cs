@@ -4,6 +4,7 @@ using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
 using Peregrine.Fields;
 using Peregrine.Indexing;
+using Peregrine.Transport;
 
 namespace Peregrine.FastPath;
 
@@ -25,6 +26,41 @@ internal sealed class ResponseBlocks
     public byte[] Ok { get; }
 
     public byte[] NotModified { get; }
+
+    // The representation's bytes in a sealed memory file, made the first time a cleartext
+    // connection sends them (SocketOutput); refused once, never tried again.
+    private SealedContent? _sealedCopy;
+    private bool _sealRefused;
+
+    /// <summary>
+    /// <paramref name="content"/>, the representation's bytes, in a sealed memory file for
+    /// sendfile(2): made on first use and kept for the representation's life; null where memory
+    /// files are not to be had.
+    /// </summary>
+    public SealedContent? SealedCopy(byte[] content)
+    {
+        if (_sealedCopy is { } made || _sealRefused)
+        {
+            return _sealedCopy;
+        }
+
+        made = SealedContent.TryCreate(content);
+        if (made is null)
+        {
+            _sealRefused = true;
+            return null;
+        }
+
+        // A race makes two copies and keeps one; the other's descriptor is closed now.
+        var kept = Interlocked.CompareExchange(ref _sealedCopy, made, null);
+        if (kept is not null)
+        {
+            made.Dispose();
+            return kept;
+        }
+
+        return made;
+    }
 
     /// <summary>The blocks for <paramref name="representation"/>, encoded on first use and kept on it.</summary>
     public static ResponseBlocks For(CatalogEntry entry, Representation representation, ConfiguredHeaders configured, bool serverHeader)

@@ -6,7 +6,7 @@ using System.Runtime.InteropServices;
 
 namespace Peregrine.Interop;
 
-/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling and malloc_trim(3).</summary>
+/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2) and malloc_trim(3).</summary>
 internal static partial class Libc
 {
     /// <summary>EAGAIN (EWOULDBLOCK) on Linux.</summary>
@@ -127,6 +127,40 @@ internal static partial class Libc
 
     [LibraryImport("libc")]
     public static partial int setpriority(int which, int who, int priority);
+
+    // :: sealed memory files, memfd_create(2) with F_ADD_SEALS, and sends that copy nothing in
+    // user space: sendfile(2) from such a file, send(2) with MSG_MORE for the head before it.
+
+    public const uint MemfdCloseOnExec = 1;
+    public const uint MemfdAllowSealing = 2;
+    public const int AddSeals = 1033;
+
+    /// <summary>F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE: the bytes can never change again.</summary>
+    public const int SealAll = 1 | 2 | 4 | 8;
+
+    public const int GetStatusFlags = 3;
+
+    /// <summary>O_NONBLOCK on Linux.</summary>
+    public const int NonBlocking = 0x800;
+
+    /// <summary>EINTR.</summary>
+    public const int Interrupted = 4;
+
+    public const int MessageDontWait = 0x40;
+    public const int MessageNoSignal = 0x4000;
+    public const int MessageMore = 0x8000;
+
+    [LibraryImport("libc", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    public static partial int memfd_create(string name, uint flags);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial nint write(int fd, byte* buffer, nuint count);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial nint send(int fd, byte* buffer, nuint count, int flags);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial nint sendfile(int outFd, int inFd, long* offset, nuint count);
 
     // :: malloc_trim(3), glibc's: free pages of every arena back to the system.
 

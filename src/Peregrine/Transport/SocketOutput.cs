@@ -1,0 +1,363 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using Peregrine.Interop;
+
+namespace Peregrine.Transport;
+
+/// <summary>
+/// The fast path's output on a cleartext connection, written to the socket itself rather than
+/// through Kestrel's output pipe. Heads and small bodies are gathered into a buffer, as in the
+/// pipe; a body of <see cref="DirectBodyMinimum"/> bytes or more is not copied at all: it is sent
+/// from its <see cref="SealedContent"/> by sendfile(2), the head before it with MSG_MORE so both
+/// leave in the same segments, or from the representation's own array where no sealed copy is to
+/// be had. Through the pipe, every body was copied twice, into the pipe's 4 KiB blocks and by the
+/// kernel into the socket's buffers, and the second copy was a third of the server's time at
+/// 130 KB (docs/performance.md, "Cleartext bodies by sendfile").
+/// </summary>
+/// <remarks>
+/// Used only while the fast path owns the connection, and never beside Kestrel's writes: it is
+/// flushed before a hand-off, and Kestrel's pipe stays empty until then, so the two never
+/// interleave. Sends are made without blocking (MSG_DONTWAIT; sendfile on the socket Kestrel's
+/// transport made non-blocking); when the socket is full, the writer waits for it through
+/// <see cref="Socket.SendAsync(ReadOnlyMemory{byte}, SocketFlags, CancellationToken)"/> with the
+/// next few KiB of the body from memory, then goes on without copying. The socket's handle is
+/// held for every call, so its descriptor cannot be closed and reused under one. A cancelled or
+/// failed send leaves the response cut short: every later flush reports the connection
+/// completed, and the fast path closes it.
+/// </remarks>
+internal sealed class SocketOutput : PipeWriter
+{
+    /// <summary>Bodies this long or longer are sent without a user-space copy.</summary>
+    internal const int DirectBodyMinimum = 16 * 1024;
+
+    // Heads and small bodies: the fast path flushes after 64 KiB of responses, so most batches
+    // fit one buffer.
+    private const int BufferSize = 32 * 1024;
+
+    // What is sent from memory to wait for a full socket: enough to be a useful segment.
+    private const int WaitChunk = 16 * 1024;
+
+    private readonly Socket _socket;
+    private readonly List<Piece> _pieces = [];
+    private byte[]? _current;
+    private int _written;
+    private long _unflushed;
+
+    // Progress of the flush under way: the piece being sent and how much of it has gone.
+    private int _index;
+    private long _offset;
+
+    private CancellationTokenSource? _cancel;
+    private volatile bool _flushing;
+    private bool _broken;
+
+    // -1 until the first sendfile; then 1 when the socket is non-blocking (sendfile takes no
+    // MSG_DONTWAIT), 0 when it is not and bodies go from memory.
+    private int _nonBlocking = -1;
+
+    public SocketOutput(Socket socket) => _socket = socket;
+
+    private enum Progress
+    {
+        Done,
+        Full,
+        Failed,
+    }
+
+    public override bool CanGetUnflushedBytes => true;
+
+    public override long UnflushedBytes => _unflushed;
+
+    public override void Advance(int bytes)
+    {
+        _written += bytes;
+        _unflushed += bytes;
+    }
+
+    public override Memory<byte> GetMemory(int sizeHint = 0) => Reserve(sizeHint).AsMemory(_written);
+
+    public override Span<byte> GetSpan(int sizeHint = 0) => Reserve(sizeHint).AsSpan(_written);
+
+    /// <summary>
+    /// Appends <paramref name="body"/> without copying it: from <paramref name="sealedCopy"/> by
+    /// sendfile(2) when there is one, else from the array. The array must not change until the
+    /// next flush returns (a representation's content never does).
+    /// </summary>
+    public void WriteBody(byte[] body, SealedContent? sealedCopy)
+    {
+        EndBuffer();
+        _pieces.Add(new Piece(body, body.Length, rented: false, sealedCopy));
+        _unflushed += body.Length;
+    }
+
+    private byte[] Reserve(int sizeHint)
+    {
+        if (_current is { } current && current.Length - _written >= Math.Max(sizeHint, 1))
+        {
+            return current;
+        }
+
+        EndBuffer();
+        return _current = ArrayPool<byte>.Shared.Rent(Math.Max(sizeHint, BufferSize));
+    }
+
+    /// <summary>Closes the buffer being written into: it joins the pieces to send, or goes back to the pool empty.</summary>
+    private void EndBuffer()
+    {
+        if (_current is null)
+        {
+            return;
+        }
+
+        if (_written != 0)
+        {
+            _pieces.Add(new Piece(_current, _written, rented: true, sealedCopy: null));
+        }
+        else
+        {
+            ArrayPool<byte>.Shared.Return(_current);
+        }
+
+        _current = null;
+        _written = 0;
+    }
+
+    public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default)
+    {
+        if (_broken)
+        {
+            return new ValueTask<FlushResult>(new FlushResult(isCanceled: false, isCompleted: true));
+        }
+
+        if (_unflushed == 0)
+        {
+            return default;
+        }
+
+        EndBuffer();
+
+        // The common case: the socket takes everything at once, with no async state machine.
+        switch (SendNow())
+        {
+            case Progress.Done:
+                Reset();
+                return default;
+            case Progress.Failed:
+                return new ValueTask<FlushResult>(Failed());
+            default:
+                return SendRestAsync(Token(cancellationToken));
+        }
+    }
+
+    private async ValueTask<FlushResult> SendRestAsync(CancellationToken token)
+    {
+        _flushing = true;
+        try
+        {
+            while (true)
+            {
+                // The socket is full: wait until it takes more, sending the next bytes from memory.
+                var piece = _pieces[_index];
+                var chunk = (int)Math.Min(piece.Length - _offset, WaitChunk);
+                var sent = await _socket.SendAsync(piece.Array.AsMemory((int)_offset, chunk), SocketFlags.None, token);
+                Sent(piece, sent);
+                switch (SendNow())
+                {
+                    case Progress.Done:
+                        Reset();
+                        return default;
+                    case Progress.Failed:
+                        return Failed();
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            _broken = true;
+            return new FlushResult(isCanceled: true, isCompleted: false);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+            // The client is gone, or Kestrel closed the socket.
+            return Failed();
+        }
+        finally
+        {
+            _flushing = false;
+        }
+    }
+
+    /// <summary>Sends what the socket takes without waiting, from the current piece on.</summary>
+    private unsafe Progress SendNow()
+    {
+        var handle = _socket.SafeHandle;
+        var added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            var fd = (int)handle.DangerousGetHandle();
+            while (_index < _pieces.Count)
+            {
+                var piece = _pieces[_index];
+                nint sent;
+                if (piece.SealedCopy is { } sealedCopy && CanSendFile(fd))
+                {
+                    sent = SendFile(fd, sealedCopy);
+                }
+                else
+                {
+                    // MSG_MORE while more follows: a head and the body after it leave together.
+                    var flags = Libc.MessageDontWait | Libc.MessageNoSignal | (_index < _pieces.Count - 1 ? Libc.MessageMore : 0);
+                    fixed (byte* start = piece.Array)
+                    {
+                        sent = Libc.send(fd, start + _offset, (nuint)(piece.Length - _offset), flags);
+                    }
+                }
+
+                if (sent > 0)
+                {
+                    Sent(piece, sent);
+                    continue;
+                }
+
+                var error = sent < 0 ? Marshal.GetLastPInvokeError() : 0;
+                if (error == Libc.Interrupted)
+                {
+                    continue;
+                }
+
+                return error == Libc.TryAgain ? Progress.Full : Progress.Failed;
+            }
+
+            return Progress.Done;
+        }
+        catch (ObjectDisposedException)
+        {
+            // Kestrel closed the socket (the connection was aborted).
+            return Progress.Failed;
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    private unsafe nint SendFile(int fd, SealedContent sealedCopy)
+    {
+        var added = false;
+        try
+        {
+            sealedCopy.DangerousAddRef(ref added);
+            var offset = _offset;
+            return Libc.sendfile(fd, (int)sealedCopy.DangerousGetHandle(), &offset, (nuint)(sealedCopy.Length - _offset));
+        }
+        finally
+        {
+            if (added)
+            {
+                sealedCopy.DangerousRelease();
+            }
+        }
+    }
+
+    private bool CanSendFile(int fd)
+    {
+        if (_nonBlocking < 0)
+        {
+            var flags = Libc.fcntl(fd, Libc.GetStatusFlags, 0);
+            _nonBlocking = flags >= 0 && (flags & Libc.NonBlocking) != 0 ? 1 : 0;
+        }
+
+        return _nonBlocking == 1;
+    }
+
+    private void Sent(Piece piece, nint sent)
+    {
+        _offset += sent;
+        if (_offset == piece.Length)
+        {
+            _index++;
+            _offset = 0;
+        }
+    }
+
+    private FlushResult Failed()
+    {
+        _broken = true;
+        return new FlushResult(isCanceled: false, isCompleted: true);
+    }
+
+    private CancellationToken Token(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.CanBeCanceled)
+        {
+            return cancellationToken;
+        }
+
+        if (_cancel is null || !_cancel.TryReset())
+        {
+            _cancel?.Dispose();
+            _cancel = new CancellationTokenSource();
+        }
+
+        return _cancel.Token;
+    }
+
+    /// <summary>Cancels a send waiting for the socket (the client stopped reading); with none waiting there is nothing to cancel.</summary>
+    public override void CancelPendingFlush()
+    {
+        if (_flushing)
+        {
+            _cancel?.Cancel();
+        }
+    }
+
+    /// <summary>Returns the buffers; the socket stays open for Kestrel.</summary>
+    public override void Complete(Exception? exception = null)
+    {
+        Reset();
+        _cancel?.Dispose();
+        _cancel = null;
+    }
+
+    private void Reset()
+    {
+        foreach (var piece in _pieces)
+        {
+            if (piece.Rented)
+            {
+                ArrayPool<byte>.Shared.Return(piece.Array);
+            }
+        }
+
+        _pieces.Clear();
+        _index = 0;
+        _offset = 0;
+        _unflushed = 0;
+
+        // The last buffer goes back too: an idle keep-alive connection holds none.
+        if (_current is not null)
+        {
+            ArrayPool<byte>.Shared.Return(_current);
+            _current = null;
+        }
+
+        _written = 0;
+    }
+
+    private readonly struct Piece(byte[] array, int length, bool rented, SealedContent? sealedCopy)
+    {
+        public byte[] Array { get; } = array;
+
+        public int Length { get; } = length;
+
+        public bool Rented { get; } = rented;
+
+        public SealedContent? SealedCopy { get; } = sealedCopy;
+    }
+}
