@@ -39,6 +39,11 @@ var content = new byte[3348];
 new Random(1).NextBytes(content);
 File.WriteAllBytes(Path.Combine(root, "file.webp"), content);
 
+// A body large enough for the fast path's cleartext sends by sendfile(2) (Transport/SocketOutput).
+var large = new byte[133_120];
+new Random(2).NextBytes(large);
+File.WriteAllBytes(Path.Combine(root, "large.webp"), large);
+
 var results = new List<(string Scenario, double Peregrine, double FastPath, double Ceiling)>();
 await using (var peregrine = await StartAsync(useCeiling: false))
 await using (var fastPath = await StartAsync(useCeiling: false, fastPath: true))
@@ -51,6 +56,8 @@ await using (var ceiling = await StartAsync(useCeiling: true))
     results.Add(("GET 200 (3,348 B, in memory)", await MeasureAsync(peregrine.Port, get), await MeasureAsync(fastPath.Port, get), await MeasureAsync(ceiling.Port, get)));
     results.Add(("GET 304 (If-None-Match)", await MeasureAsync(peregrine.Port, conditional), await MeasureAsync(fastPath.Port, conditional), await MeasureAsync(ceiling.Port, get)));
     results.Add(("HEAD 200", await MeasureAsync(peregrine.Port, head), await MeasureAsync(fastPath.Port, head), await MeasureAsync(ceiling.Port, head)));
+    var getLarge = Request("GET", "", "/large.webp");
+    results.Add(("GET 200 (133,120 B, in memory)", await MeasureAsync(peregrine.Port, getLarge), await MeasureAsync(fastPath.Port, getLarge), await MeasureAsync(ceiling.Port, getLarge)));
 }
 
 // The fast path answers below Kestrel's HTTP layer, so it can allocate less than the ceiling,
@@ -65,8 +72,8 @@ foreach (var (scenario, p, f, c) in results)
 Console.WriteLine($"\n{requests:N0} requests per cell over one keep-alive connection; .NET {Environment.Version}; {Environment.ProcessorCount} cores{(withMetrics ? "; Peregrine's servers with /metrics listening" : "")}.");
 Directory.Delete(root, recursive: true);
 
-byte[] Request(string method, string headers)
-    => Encoding.ASCII.GetBytes($"{method} /file.webp HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n");
+byte[] Request(string method, string headers, string path = "/file.webp")
+    => Encoding.ASCII.GetBytes($"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n");
 
 async Task<string> GetETagAsync(int port)
 {
@@ -79,7 +86,7 @@ async Task<double> MeasureAsync(int port, byte[] request)
 {
     using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
     await socket.ConnectAsync(IPAddress.Loopback, port);
-    var buffer = new byte[64 * 1024];
+    var buffer = new byte[256 * 1024];
     var isHead = request[0] == (byte)'H';
 
     // Warm up: tiered compilation, pools, the connection's own buffers.
@@ -160,7 +167,7 @@ async Task<Server> StartAsync(bool useCeiling, bool fastPath = false)
     var app = builder.Build();
     if (useCeiling)
     {
-        app.Use(_ => context => CeilingResponse.Write(context, content, "image/webp"));
+        app.Use(_ => context => CeilingResponse.Write(context, context.Request.Path == "/large.webp" ? large : content, "image/webp"));
     }
     else
     {
