@@ -32,6 +32,9 @@ internal sealed class ResponseBlocks
     private SealedContent? _sealedCopy;
     private bool _sealRefused;
 
+    /// <summary>True once <see cref="SealedCopy"/> has made the copy.</summary>
+    internal bool HasSealedCopy => _sealedCopy is not null;
+
     /// <summary>
     /// <paramref name="content"/>, the representation's bytes, in a sealed memory file for
     /// sendfile(2): made on first use and kept for the representation's life; null where memory

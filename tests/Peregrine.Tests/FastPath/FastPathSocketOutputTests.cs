@@ -1,0 +1,137 @@
+using System.Net.Sockets;
+using System.Text;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Win32.SafeHandles;
+using Peregrine.FastPath;
+using Peregrine.Live;
+using Peregrine.Tests.Infrastructure;
+using Peregrine.Tests.Platform;
+using Peregrine.Transport;
+
+namespace Peregrine.Tests.FastPath;
+
+/// <summary>
+/// Over cleartext the fast path writes to the socket itself (Transport/SocketOutput): heads and
+/// small bodies from a buffer, bodies of 16 KiB or more from a sealed memory file by sendfile(2).
+/// Whatever the mix, every response must arrive whole and in order, and a request handed to
+/// Kestrel after them must be answered after the last of them.
+/// </summary>
+public sealed class FastPathSocketOutputTests
+{
+    // Around the threshold, one body far larger than a socket buffer, and an empty one.
+    private static readonly int[] Sizes = [0, 100, SocketOutput.DirectBodyMinimum - 1, SocketOutput.DirectBodyMinimum, SocketOutput.DirectBodyMinimum + 1, 70_000, 750_000];
+
+    [Fact]
+    public async Task PipelinedResponsesOfEverySize_ArriveWholeAndInOrder_ThenKestrelAnswersAfterThem()
+    {
+        using var tree = new TempTree();
+        var files = Sizes.ToDictionary(size => $"/f{size}.bin", size => Pattern(size, seed: size));
+        foreach (var (path, bytes) in files)
+        {
+            tree.Write(path[1..], bytes);
+        }
+
+        await using var host = await PeregrineHost.StartAsync(tree.Root, options => options.Watch.Enabled = false, fastPath: true);
+        var etag = (await RawHttp.SendAsync(host.Address, "/f70000.bin")).Headers.Split("\r\n").Single(h => h.StartsWith("ETag: ", StringComparison.Ordinal))[6..];
+
+        // A fixed shuffle of GETs, HEADs and a 304, then a range request (Kestrel's), then a GET
+        // that Kestrel answers too, since it has the connection from then on.
+        var random = new Random(7);
+        var expected = new List<(int Status, byte[] Body)>();
+        var request = new StringBuilder();
+        for (var i = 0; i < 60; i++)
+        {
+            var path = files.Keys.ElementAt(random.Next(files.Count));
+            switch (random.Next(6))
+            {
+                case 0:
+                    request.Append($"HEAD {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+                    expected.Add((200, []));
+                    break;
+                case 1:
+                    request.Append($"GET /f70000.bin HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n\r\n");
+                    expected.Add((304, []));
+                    break;
+                default:
+                    request.Append($"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+                    expected.Add((200, files[path]));
+                    break;
+            }
+        }
+
+        request.Append("GET /f70000.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=10-19\r\n\r\n");
+        expected.Add((206, files["/f70000.bin"][10..20]));
+        request.Append("GET /f750000.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        expected.Add((200, files["/f750000.bin"]));
+
+        using var client = new TcpClient();
+        await client.ConnectAsync(host.Address.Host, host.Address.Port);
+        var stream = client.GetStream();
+        await stream.WriteAsync(Encoding.ASCII.GetBytes(request.ToString()));
+        using var all = new MemoryStream();
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        await stream.CopyToAsync(all, timeout.Token);
+
+        var text = all.ToArray();
+        var at = 0;
+        for (var i = 0; i < expected.Count; i++)
+        {
+            var end = text.AsSpan(at).IndexOf("\r\n\r\n"u8);
+            Assert.True(end > 0, $"response {i}: no head");
+            var head = Encoding.ASCII.GetString(text, at, end);
+            Assert.StartsWith($"HTTP/1.1 {expected[i].Status} ", head);
+            at += end + 4;
+            var body = expected[i].Body;
+            Assert.True(text.AsSpan(at, body.Length).SequenceEqual(body), $"response {i}: body");
+            at += body.Length;
+        }
+
+        Assert.Equal(text.Length, at);
+    }
+
+    [NativeFact("memory files (memfd_create)")]
+    public async Task ALargeBodyOverCleartext_IsSentFromASealedCopy_ASmallOneIsNot()
+    {
+        using var tree = new TempTree();
+        var large = Pattern(100_000, seed: 1);
+        tree.Write("large.bin", large);
+        tree.Write("small.bin", Pattern(1000, seed: 2));
+        await using var host = await PeregrineHost.StartAsync(tree.Root, options => options.Watch.Enabled = false, fastPath: true);
+
+        Assert.Equal(large, (await RawHttp.SendAsync(host.Address, "/large.bin")).Body);
+        await RawHttp.SendAsync(host.Address, "/small.bin");
+
+        var snapshot = host.Services.GetRequiredService<FileCatalog>().Current!;
+        Assert.True(snapshot.TryFind("/large.bin", out var largeEntry));
+        Assert.True(snapshot.TryFind("/small.bin", out var smallEntry));
+        Assert.True(((ResponseBlocks)largeEntry.Identity.SenderState!).HasSealedCopy);
+        Assert.False(((ResponseBlocks)smallEntry.Identity.SenderState!).HasSealedCopy);
+    }
+
+    [NativeFact("memory files (memfd_create)")]
+    public void ASealedCopy_HoldsTheBytes_AndCannotBeWrittenOrResized()
+    {
+        var bytes = Pattern(50_000, seed: 3);
+        using var sealedCopy = SealedContent.TryCreate(bytes);
+        Assert.NotNull(sealedCopy);
+        Assert.Equal(bytes.Length, sealedCopy.Length);
+
+        // The same file opened again, as another process could through /proc.
+        var path = $"/proc/self/fd/{sealedCopy.DangerousGetHandle()}";
+        Assert.Equal(bytes, File.ReadAllBytes(path));
+        using (var writer = File.OpenHandle(path, FileMode.Open, FileAccess.Write))
+        {
+            Assert.Throws<UnauthorizedAccessException>(() => RandomAccess.Write(writer, new byte[] { 1 }, fileOffset: 0));
+            Assert.Throws<UnauthorizedAccessException>(() => RandomAccess.SetLength(writer, 10));
+        }
+
+        Assert.Equal(bytes, File.ReadAllBytes(path));
+    }
+
+    private static byte[] Pattern(int length, int seed)
+    {
+        var bytes = new byte[length];
+        new Random(seed).NextBytes(bytes);
+        return bytes;
+    }
+}
