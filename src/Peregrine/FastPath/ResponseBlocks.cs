@@ -50,7 +50,9 @@ internal sealed class ResponseBlocks
         made = SealedContent.TryCreate(content);
         if (made is null)
         {
-            _sealRefused = true;
+            // Refused by the system, not tried again; refused for want of room among the copies,
+            // tried again on a later request, once others may have gone.
+            _sealRefused = !SealedContent.AtCapacity(content.Length);
             return null;
         }
 

@@ -13,6 +13,15 @@ namespace Peregrine.Transport;
 /// </summary>
 internal sealed class SealedContent : SafeHandle
 {
+    // Every copy holds a descriptor and memory the GC does not see: at most this many at once,
+    // and this many bytes, so that copies can never take the descriptors the listener needs or
+    // grow without bound. Beyond either, bodies are sent from memory, as before there were copies.
+    internal const int MaxCopies = 1024;
+    internal const long MaxBytes = 256L * 1024 * 1024;
+
+    private static int s_copies;
+    private static long s_bytes;
+
     private SealedContent()
         : base(invalidHandleValue: -1, ownsHandle: true)
     {
@@ -30,7 +39,7 @@ internal sealed class SealedContent : SafeHandle
     /// </summary>
     public static unsafe SealedContent? TryCreate(ReadOnlySpan<byte> bytes)
     {
-        if (!PlatformParts.IsNative)
+        if (!PlatformParts.IsNative || !TryReserve(bytes.Length))
         {
             return null;
         }
@@ -38,9 +47,11 @@ internal sealed class SealedContent : SafeHandle
         var fd = Libc.memfd_create("peregrine-content", Libc.MemfdCloseOnExec | Libc.MemfdAllowSealing);
         if (fd < 0)
         {
+            Unreserve(bytes.Length);
             return null;
         }
 
+        // From here the handle gives the reservation back when it closes.
         var sealedContent = new SealedContent { Length = bytes.Length };
         sealedContent.SetHandle(fd);
         fixed (byte* start = bytes)
@@ -73,5 +84,35 @@ internal sealed class SealedContent : SafeHandle
         return sealedContent;
     }
 
-    protected override bool ReleaseHandle() => Libc.close((int)handle) == 0;
+    /// <summary>True while the copies in being leave no room for one more of <paramref name="length"/> bytes.</summary>
+    public static bool AtCapacity(long length) => Volatile.Read(ref s_copies) >= MaxCopies || Interlocked.Read(ref s_bytes) + length > MaxBytes;
+
+    private static bool TryReserve(long length)
+    {
+        if (Interlocked.Increment(ref s_copies) > MaxCopies)
+        {
+            Interlocked.Decrement(ref s_copies);
+            return false;
+        }
+
+        if (Interlocked.Add(ref s_bytes, length) > MaxBytes)
+        {
+            Unreserve(length);
+            return false;
+        }
+
+        return true;
+    }
+
+    private static void Unreserve(long length)
+    {
+        Interlocked.Decrement(ref s_copies);
+        Interlocked.Add(ref s_bytes, -length);
+    }
+
+    protected override bool ReleaseHandle()
+    {
+        Unreserve(Length);
+        return Libc.close((int)handle) == 0;
+    }
 }
