@@ -6,7 +6,7 @@ namespace Peregrine.StaticWebAssets;
 /// replaced by <c>no-cache</c> where MapStaticAssets replaces it), Content-Type, Vary, and the
 /// ETag of each representation. Each ETag is the SHA-256 of the bytes the build saw, in base64;
 /// the index sends it only while the bytes it serves still hash to it (see
-/// docs/library.md, "Where it differs from MapStaticAssets").
+/// docs/library.md, "Headers as MapStaticAssets sends them").
 /// </summary>
 /// <param name="CacheControl">Cache-Control to send, or <see langword="null"/> to keep the file's own.</param>
 /// <param name="ContentType">Content-Type as stated (<c>text/css</c>), or <see langword="null"/>.</param>
