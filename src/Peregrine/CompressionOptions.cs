@@ -42,7 +42,8 @@ public sealed class CompressionOptions
     /// What a file that the static web assets endpoints manifest states encodings for
     /// (<c>AddPeregrine()</c> in an ASP.NET Core app) is served with. Default:
     /// <see cref="ManifestEncodingPolicy.AsStated"/>, the manifest's encoded files, chosen as
-    /// <c>MapStaticAssets</c> chooses them, so that the answers match the stock app's.
+    /// <c>MapStaticAssets</c> chooses them, so that the answers match the stock app's. Like all
+    /// compression, it needs <see cref="Enabled"/> and at least one of <see cref="Encodings"/>.
     /// </summary>
     public ManifestEncodingPolicy ManifestEncodings { get; set; } = ManifestEncodingPolicy.AsStated;
 }
