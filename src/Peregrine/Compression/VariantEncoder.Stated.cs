@@ -7,7 +7,7 @@ namespace Peregrine.Compression;
 /// <summary>
 /// The encoded files a static web assets manifest states for a file (<see cref="CatalogEntry.StatedEncodings"/>),
 /// served instead of Peregrine's own variants, as MapStaticAssets serves them: exactly the
-/// codings the manifest lists, whatever they save (a 38-byte file gets its 42-byte gzip). Each
+/// codings the manifest lists, whatever they save (a tiny file gets a gzip larger than it). Each
 /// must decode to the file's current bytes, the check any sidecar gets; when one does not (the
 /// file was edited since the build, the build's copy is missing) the manifest no longer
 /// describes the file, and Peregrine's own variants are made instead, under its own tags.
