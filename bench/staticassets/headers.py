@@ -10,13 +10,22 @@ are left out: they are encodings of a route that is listed, which Peregrine offe
 Accept-Encoding. A first pass warms each app (Peregrine makes its compressed variants after the
 index), then the fields are read.
 
-    bench/staticassets/headers.py APPS_FOLDER [--out FILE] [--only-differences]
+    bench/staticassets/headers.py APPS_FOLDER [--out FILE] [--only-differences] [--whole-second-mtimes]
 
 Prints a summary (per app and environment, how many answers differ from stock in each field),
 then a Markdown table: one row per route and Accept-Encoding, one column per field. A cell
 holds the value when stock, swap and keep agree ("·" for an absent field), and
 "stock X ≠ swap Y, keep Z" when they do not. ETags show their first 8 and last 4 characters.
 --only-differences leaves out the rows where every field agrees.
+
+--whole-second-mtimes first sets the modification time of every file in the Development
+manifests' content roots under APPS_FOLDER to its whole second (files elsewhere, such as the
+NuGet cache, are left alone). MapStaticAssets 10.0 in Development compares a file's time, to
+the tick, with the manifest's Last-Modified, which has whole seconds only: a file made with a
+sub-second time (as `dotnet new` and editors make them) looks changed since the build, and
+stock then answers each compressed request with a gzip it makes at that moment
+(CompressionLevel.NoCompression, larger than the file) under that gzip's own tag instead of
+the manifest's file and tag. With whole-second times stock sends what its manifest states.
 Only 127.0.0.1 is contacted; every app started is stopped.
 """
 import http.client
@@ -74,6 +83,21 @@ def get(port, path, encoding):
     return fields
 
 
+def whole_second_mtimes(apps, runtime_manifest):
+    """Truncates the times of the files under APPS_FOLDER that the runtime manifest serves."""
+    with open(runtime_manifest) as f:
+        roots = json.load(f)["ContentRoots"]
+    for root in roots:
+        root = os.path.abspath(root)
+        if not root.startswith(apps + os.sep) or not os.path.isdir(root):
+            continue
+        for folder, _, files in os.walk(root):
+            for name in files:
+                path = os.path.join(folder, name)
+                seconds = os.stat(path).st_mtime_ns // 1_000_000_000
+                os.utime(path, ns=(seconds * 1_000_000_000, seconds * 1_000_000_000))
+
+
 def routes(manifest):
     with open(manifest) as f:
         endpoints = json.load(f)["Endpoints"]
@@ -123,6 +147,9 @@ def main():
     apps = os.path.abspath(sys.argv[1])
     out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else None
     only_differences = "--only-differences" in sys.argv
+    if "--whole-second-mtimes" in sys.argv:
+        for app in ["BlazorApp", "PagesApp"]:
+            whole_second_mtimes(apps, os.path.join(apps, app, "bin", "Debug", "net10.0", f"{app}.staticwebassets.runtime.json"))
     lines = []
     summary = ["| App | Environment | Answers | Differ | Status | " + " | ".join(FIELDS) + " |", "|---|---|---:|---:|---:|" + "---:|" * len(FIELDS)]
     differing = total = 0
@@ -158,7 +185,9 @@ def main():
                         continue
                     lines.append(f"| `{path}` | {encoding or '·'} | {status} | " + " | ".join(cells) + " |")
             summary.append(f"| {app} | {environment} | " + " | ".join(str(counts[name]) for name in counts) + " |")
-    lines.insert(0, f"{differing} of {total} answers differ from stock in at least one field (bold)"
+    flags = " ".join(arg for arg in sys.argv[2:] if arg != out and arg != "--out")
+    lines.insert(0, f"`bench/staticassets/headers.py APPS {flags}`".replace(" `", "`") + "\n\n"
+                 + f"{differing} of {total} answers differ from stock in at least one field (bold)"
                  + (", and only those are listed." if only_differences else ".") + "\n\n" + "\n".join(summary))
     text = "\n".join(lines) + "\n"
     print(text)

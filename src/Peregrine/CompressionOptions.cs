@@ -37,4 +37,30 @@ public sealed class CompressionOptions
     /// megabyte, which is why larger files are left alone.
     /// </summary>
     public long MaxFileSize { get; set; } = 64L * 1024 * 1024;
+
+    /// <summary>
+    /// What a file that the static web assets endpoints manifest states encodings for
+    /// (<c>AddPeregrine()</c> in an ASP.NET Core app) is served with. Default:
+    /// <see cref="ManifestEncodingPolicy.AsStated"/>, the manifest's encoded files, chosen as
+    /// <c>MapStaticAssets</c> chooses them, so that the answers match the stock app's. Like all
+    /// compression, it needs <see cref="Enabled"/> and at least one of <see cref="Encodings"/>.
+    /// </summary>
+    public ManifestEncodingPolicy ManifestEncodings { get; set; } = ManifestEncodingPolicy.AsStated;
+}
+
+/// <summary>Which encodings serve a file the static web assets endpoints manifest states encodings for.</summary>
+public enum ManifestEncodingPolicy
+{
+    /// <summary>
+    /// The manifest's encoded files under the manifest's ETags, negotiated as
+    /// <c>MapStaticAssets</c> negotiates them, while each still decodes to the file's bytes; after
+    /// an edit, Peregrine's own variants under its own tags.
+    /// </summary>
+    AsStated = 0,
+
+    /// <summary>
+    /// Peregrine's own variants (Brotli at its highest quality, zstd, gzip), as for any other file:
+    /// usually smaller than the build's, but with other ETags and lengths than MapStaticAssets sends.
+    /// </summary>
+    PreferOwn = 1,
 }

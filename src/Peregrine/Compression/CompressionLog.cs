@@ -52,4 +52,7 @@ internal static partial class CompressionLog
 
     [LoggerMessage(33, LogLevel.Error, "Compressing {Path} failed; it is served unencoded.")]
     public static partial void Failed(ILogger logger, string path, Exception exception);
+
+    [LoggerMessage(35, LogLevel.Debug, "Serving Peregrine's own variants of {Path}: the manifest's {Coding} file {EncodedPath} {Reason}.")]
+    public static partial void StatedFileUnusable(ILogger logger, string path, string coding, string encodedPath, string reason);
 }

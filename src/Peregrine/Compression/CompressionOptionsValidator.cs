@@ -32,6 +32,11 @@ internal static class CompressionOptionsValidator
         {
             errors.Add($"Compression.MaxFileSize: {options.MaxFileSize} must be between 1 and {MaxFileSizeLimit} (1 GiB).");
         }
+
+        if (!Enum.IsDefined(options.ManifestEncodings))
+        {
+            errors.Add($"Compression.ManifestEncodings: {(int)options.ManifestEncodings} is not {nameof(ManifestEncodingPolicy.AsStated)} or {nameof(ManifestEncodingPolicy.PreferOwn)}.");
+        }
     }
 
     private static void CollectEncodings(CompressionOptions options, List<string> errors)

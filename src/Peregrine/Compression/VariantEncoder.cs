@@ -9,6 +9,8 @@ namespace Peregrine.Compression;
 /// Makes the encoded variants of one file, the encoding half of compression (the scheduling
 /// half is <see cref="Compressor"/>). Per coding, first found wins:
 /// <list type="number">
+/// <item>for a file a static web assets manifest states encodings for, exactly those files,
+/// while they decode to its bytes (<c>VariantEncoder.Stated.cs</c>); otherwise:</item>
 /// <item>a sidecar beside the file (<c>app.js.br</c>, <c>.zst</c>, <c>.gz</c>) that is not older
 /// than the file and decodes to exactly its bytes: the operator's own compression is served as is;</item>
 /// <item>a cache file from an earlier run (see <see cref="CompressionCache"/>);</item>
@@ -134,12 +136,17 @@ internal sealed partial class VariantEncoder
     private EncodedVariants Make(CatalogEntry entry, EncodedVariants? current, ContentCodingSet redo, CancellationToken stopping, out ContentCodingSet upgrade)
     {
         upgrade = ContentCodingSet.None;
+        var work = new EntryWork(entry);
+        if (current is null && entry.StatedEncodings is { Count: > 0 } stated && _options.ManifestEncodings == ManifestEncodingPolicy.AsStated
+            && FromManifest(work, stated) is { } fromManifest)
+        {
+            return fromManifest;
+        }
+
         if (entry.Identity.Length <= MinimumSavedBytes)
         {
             return current ?? EncodedVariants.None;
         }
-
-        var work = new EntryWork(entry);
 
         // Indexed by ContentCoding; only the variants made here, not those kept from current.
         var made = new Representation?[4];

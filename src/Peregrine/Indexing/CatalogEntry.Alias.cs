@@ -80,7 +80,7 @@ internal sealed partial class CatalogEntry
 
         var own = source.Available == ContentCodingSet.None
             ? source
-            : new EncodedVariants(RestateOrNull(source.Brotli, _stated?.BrotliETag), RestateOrNull(source.Zstd, null), RestateOrNull(source.Gzip, _stated?.GzipETag));
+            : new EncodedVariants(RestateOrNull(source.Brotli, _stated?.EncodedETag("br")), RestateOrNull(source.Zstd, _stated?.EncodedETag("zstd")), RestateOrNull(source.Gzip, _stated?.EncodedETag("gzip")), source.Stated);
         Volatile.Write(ref _statedVariants, new StatedVariants(source, own));
         return own;
     }

@@ -102,6 +102,13 @@ internal sealed partial class CatalogEntry : IServedFile
     public bool Negotiable { get; private init; }
 
     /// <summary>
+    /// The encoded files a static web assets manifest states for this file, which compression
+    /// serves instead of its own while they decode to the file's bytes; <see langword="null"/>
+    /// for most files.
+    /// </summary>
+    public IReadOnlyList<StatedEncoding>? StatedEncodings { get; private init; }
+
+    /// <summary>
     /// True when responses carry <c>Vary: Accept-Encoding</c>: a negotiable file, or one whose
     /// static web assets route states that Vary, as MapStaticAssets sends it.
     /// </summary>
@@ -169,11 +176,13 @@ internal sealed partial class CatalogEntry : IServedFile
         string cacheControl,
         bool negotiable,
         long sidecarStamp = 0,
-        StatedHeaders? stated = null)
+        StatedHeaders? stated = null,
+        IReadOnlyList<StatedEncoding>? statedEncodings = null)
     {
         return new CatalogEntry(relativePath)
         {
-            _stated = stated is { BrotliETag: not null } or { GzipETag: not null } ? stated : null,
+            _stated = stated is { Encodings.Count: > 0 } ? stated : null,
+            StatedEncodings = statedEncodings,
             VariesByEncoding = negotiable || stated?.VariesByEncoding == true,
             LastWriteTicks = lastWriteTicks,
             _root = root,

@@ -7,11 +7,12 @@ namespace Peregrine.Indexing;
 /// </summary>
 internal sealed class EncodedVariants
 {
-    public EncodedVariants(Representation? brotli, Representation? zstd, Representation? gzip)
+    public EncodedVariants(Representation? brotli, Representation? zstd, Representation? gzip, EncodingPreference? stated = null)
     {
         Brotli = brotli;
         Zstd = zstd;
         Gzip = gzip;
+        Stated = stated;
         Available = (brotli is null ? ContentCodingSet.None : ContentCodingSet.Brotli)
             | (zstd is null ? ContentCodingSet.None : ContentCodingSet.Zstd)
             | (gzip is null ? ContentCodingSet.None : ContentCodingSet.Gzip);
@@ -20,6 +21,13 @@ internal sealed class EncodedVariants
     public static EncodedVariants None { get; } = new(null, null, null);
 
     public ContentCodingSet Available { get; }
+
+    /// <summary>
+    /// For the encoded files a static web assets manifest states (served as it states them),
+    /// its preference among them, which negotiation then follows as MapStaticAssets does;
+    /// <see langword="null"/> for Peregrine's own variants.
+    /// </summary>
+    public EncodingPreference? Stated { get; }
 
     public Representation? Brotli { get; }
 
@@ -35,3 +43,9 @@ internal sealed class EncodedVariants
         _ => null,
     };
 }
+
+/// <summary>
+/// A static web assets manifest's preference among a route's encodings (its selectors'
+/// <c>Quality</c>): it breaks a tie between codings the client weighs alike. Identity's is 0.
+/// </summary>
+internal sealed record EncodingPreference(double Brotli, double Zstd, double Gzip);

@@ -328,8 +328,12 @@ internal sealed class EntryBuilder
             }
 
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);
-            var negotiable = _options.Compression.Enabled && Compressibility.IsCompressible(contentType);
-            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp, _options.Routes.StatedFor(file.Relative));
+            // A file the manifest states encodings for is offered in them whatever its type, as
+            // MapStaticAssets offers it (unless Peregrine's own variants are preferred).
+            var statedEncodings = _options.Routes.EncodingsFor(file.Relative);
+            var negotiable = _options.Compression.Enabled
+                && ((statedEncodings is not null && _options.Compression.ManifestEncodings == ManifestEncodingPolicy.AsStated) || Compressibility.IsCompressible(contentType));
+            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp, _options.Routes.StatedFor(file.Relative), statedEncodings);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

@@ -31,7 +31,7 @@ namespace Peregrine.Negotiation;
 /// smallest body first (§12.5.3 leaves the order among equals to the server).</item>
 /// </list>
 /// </remarks>
-internal static class AcceptEncoding
+internal static partial class AcceptEncoding
 {
     // A qvalue is held in thousandths: §12.4.2 allows at most three decimals, so every valid weight
     // is an integer in 0..1000 and comparisons are exact.
@@ -140,12 +140,12 @@ internal static class AcceptEncoding
         }
     }
 
-    private static void ParseLine(ReadOnlySpan<char> line, Span<int> weights)
+    private static void ParseLine(ReadOnlySpan<char> line, Span<int> weights, bool asStated = false)
     {
         while (!line.IsEmpty)
         {
             var end = ElementEnd(line);
-            ParseElement(line[..end], weights);
+            ParseElement(line[..end], weights, asStated);
             line = end < line.Length ? line[(end + 1)..] : default;
         }
     }
@@ -185,7 +185,7 @@ internal static class AcceptEncoding
     // codings [ weight ], RFC 9110 §12.5.3, with weight = OWS ";" OWS "q=" qvalue (§12.4.2).
     // Other parameters are accepted and ignored. Whitespace around "=" is tolerated although the
     // grammar has none there, because it changes nothing about what the client meant.
-    private static void ParseElement(ReadOnlySpan<char> element, Span<int> weights)
+    private static void ParseElement(ReadOnlySpan<char> element, Span<int> weights, bool asStated)
     {
         element = TrimOws(element);
         var nameLength = TokenLength(element);
@@ -267,8 +267,8 @@ internal static class AcceptEncoding
             }
         }
 
-        var slot = SlotFor(name);
-        if (slot >= 0 && weights[slot] == NotListed)
+        var slot = asStated ? StatedSlotFor(name) : SlotFor(name);
+        if (slot >= 0 && (weights[slot] == NotListed || (asStated && weight > weights[slot])))
         {
             weights[slot] = weight;
         }

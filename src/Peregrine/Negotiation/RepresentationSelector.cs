@@ -5,7 +5,9 @@ namespace Peregrine.Negotiation;
 
 /// <summary>
 /// Which representation of an entry a request gets (RFC 9110 §12.5.3), for both senders: the
-/// middleware passes the header as Kestrel parsed it, the fast path the bytes it read. When the
+/// middleware passes the header as Kestrel parsed it, the fast path the bytes it read. Variants
+/// a static web assets manifest states are chosen among as MapStaticAssets chooses
+/// (<see cref="AcceptEncoding.SelectStated(StringValues, ContentCodingSet, EncodingPreference)"/>). When the
 /// client refuses every coding made, identity included (<c>identity;q=0</c>), identity is sent
 /// anyway, as §12.5.3 allows and nginx and Caddy do: a readable answer beats a 406.
 /// </summary>
@@ -20,6 +22,11 @@ internal static class RepresentationSelector
 
         if (Encoded(entry) is { } encoded)
         {
+            if (encoded.Stated is { } preference)
+            {
+                return encoded.Get(AcceptEncoding.SelectStated(acceptEncoding, encoded.Available, preference)) ?? entry.Identity;
+            }
+
             return AcceptEncoding.TrySelect(acceptEncoding, encoded.Available, out var coding) ? encoded.Get(coding) ?? entry.Identity : entry.Identity;
         }
 
@@ -29,9 +36,19 @@ internal static class RepresentationSelector
 
     /// <summary>The same choice from one field value; an empty span means no Accept-Encoding field.</summary>
     public static Representation Select(CatalogEntry entry, ReadOnlySpan<char> acceptEncoding)
-        => !acceptEncoding.IsEmpty && Encoded(entry) is { } encoded && AcceptEncoding.TrySelect(acceptEncoding, encoded.Available, out var coding)
-            ? encoded.Get(coding) ?? entry.Identity
-            : entry.Identity;
+    {
+        if (acceptEncoding.IsEmpty || Encoded(entry) is not { } encoded)
+        {
+            return entry.Identity;
+        }
+
+        if (encoded.Stated is { } preference)
+        {
+            return encoded.Get(AcceptEncoding.SelectStated(acceptEncoding, encoded.Available, preference)) ?? entry.Identity;
+        }
+
+        return AcceptEncoding.TrySelect(acceptEncoding, encoded.Available, out var coding) ? encoded.Get(coding) ?? entry.Identity : entry.Identity;
+    }
 
     /// <summary>
     /// True when the entry's answer can depend on Accept-Encoding at all right now; called

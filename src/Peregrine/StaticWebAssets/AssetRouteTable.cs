@@ -23,12 +23,14 @@ internal sealed class AssetRouteTable
     private readonly Dictionary<string, StatedHeaders> _stated;
     private readonly Dictionary<string, List<RouteAlias>> _byTarget;
     private readonly HashSet<string> _variantOnly;
+    private readonly Dictionary<string, IReadOnlyList<StatedEncoding>> _encodings;
 
-    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, StatedHeaders> stated, HashSet<string> variantOnly)
+    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, StatedHeaders> stated, HashSet<string> variantOnly, Dictionary<string, IReadOnlyList<StatedEncoding>> encodings)
     {
         Aliases = aliases;
         _stated = stated;
         _variantOnly = variantOnly;
+        _encodings = encodings;
         _byTarget = new Dictionary<string, List<RouteAlias>>(StringComparer.Ordinal);
         foreach (var alias in aliases)
         {
@@ -41,13 +43,13 @@ internal sealed class AssetRouteTable
         }
     }
 
-    public static AssetRouteTable Empty { get; } = new([], new(StringComparer.Ordinal), new(StringComparer.Ordinal));
+    public static AssetRouteTable Empty { get; } = new([], new(StringComparer.Ordinal), new(StringComparer.Ordinal), new(StringComparer.Ordinal));
 
     /// <summary>Every alias, in the manifests' order.</summary>
     public IReadOnlyList<RouteAlias> Aliases { get; }
 
     /// <summary>True when there is nothing to add.</summary>
-    public bool IsEmpty => Aliases.Count == 0 && _stated.Count == 0 && _variantOnly.Count == 0;
+    public bool IsEmpty => Aliases.Count == 0 && _stated.Count == 0 && _variantOnly.Count == 0 && _encodings.Count == 0;
 
     /// <summary>
     /// True for a file the manifest names as an encoding of another (<c>/app.css.br</c>), when
@@ -61,6 +63,14 @@ internal sealed class AssetRouteTable
 
     /// <summary>The header fields the manifest states for the file at <paramref name="path"/> under its own path, or <see langword="null"/>.</summary>
     public StatedHeaders? StatedFor(string path) => _stated.GetValueOrDefault(path);
+
+    /// <summary>
+    /// The encoded representations the manifest states for the file at <paramref name="target"/>
+    /// (from its own route, or else from the first route that answers with it): the files
+    /// compression serves for it instead of its own variants while each still decodes to the
+    /// file. <see langword="null"/> when no route states any.
+    /// </summary>
+    public IReadOnlyList<StatedEncoding>? EncodingsFor(string target) => _encodings.GetValueOrDefault(target);
 
     /// <summary>The aliases that answer with the file at <paramref name="target"/>; empty for most files.</summary>
     public IReadOnlyList<RouteAlias> AliasesOf(string target)
@@ -83,8 +93,14 @@ internal sealed class AssetRouteTable
     /// URLs. They are encodings of the file beside them, which Peregrine offers through
     /// Accept-Encoding; MapStaticAssets also maps them as routes.
     /// </param>
-    public static AssetRouteTable Create(EndpointsManifest? endpoints, IReadOnlyList<AssetRename> renames, bool manifestCaching, bool serveEncodedFiles)
+    /// <param name="encodedFile">
+    /// Where the file an encoded representation names (<c>/app.css.gz</c>) lies, absolute, or
+    /// <see langword="null"/> when the host has no such file; without it, none is found and
+    /// Peregrine's own variants are served.
+    /// </param>
+    public static AssetRouteTable Create(EndpointsManifest? endpoints, IReadOnlyList<AssetRename> renames, bool manifestCaching, bool serveEncodedFiles, Func<string, string?>? encodedFile = null)
     {
+        encodedFile ??= static _ => null;
         var renamed = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (var rename in renames)
         {
@@ -95,6 +111,7 @@ internal sealed class AssetRouteTable
         var aliased = new HashSet<string>(StringComparer.Ordinal);
         var stated = new Dictionary<string, StatedHeaders>(StringComparer.Ordinal);
         var variantOnly = new HashSet<string>(StringComparer.Ordinal);
+        var encodings = new Dictionary<string, IReadOnlyList<StatedEncoding>>(StringComparer.Ordinal);
         foreach (var route in endpoints?.Routes ?? [])
         {
             if (route.IsEncodedFile && !serveEncodedFiles)
@@ -105,7 +122,21 @@ internal sealed class AssetRouteTable
 
             var target = renamed.GetValueOrDefault(route.AssetPath) ?? route.AssetPath;
             var cacheControl = route.CacheControl is not { } value ? null : manifestCaching ? value : "no-cache";
-            var headers = StatedHeaders.For(route, cacheControl);
+            var headers = StatedHeaders.For(route, cacheControl, encodedFile);
+            if (headers.Encodings.Count > 0)
+            {
+                // A file's own route comes first where it has one: the manifest lists a file's
+                // own route before its fingerprinted one, and both name the same encoded files.
+                if (string.Equals(route.Path, target, StringComparison.Ordinal))
+                {
+                    encodings[target] = headers.Encodings;
+                }
+                else
+                {
+                    encodings.TryAdd(target, headers.Encodings);
+                }
+            }
+
             if (string.Equals(route.Path, target, StringComparison.Ordinal))
             {
                 stated.TryAdd(route.Path, headers);
@@ -129,6 +160,6 @@ internal sealed class AssetRouteTable
         // An encoded file that some route still answers with as itself stays (none does today).
         variantOnly.ExceptWith(aliases.Select(a => a.Target));
         variantOnly.ExceptWith(stated.Keys);
-        return new AssetRouteTable(aliases, stated, variantOnly);
+        return new AssetRouteTable(aliases, stated, variantOnly, encodings);
     }
 }

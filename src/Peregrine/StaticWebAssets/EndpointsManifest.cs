@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Text.Json;
 
 namespace Peregrine.StaticWebAssets;
@@ -56,9 +57,12 @@ internal sealed record AssetRoute(
 
 /// <summary>
 /// An encoded file the manifest offers for a route: <c>Content-Encoding: gzip</c> from
-/// <c>/app.css.gz</c>, with the ETag its selector endpoint states (the SHA-256 of that file).
+/// <c>/app.css.gz</c>, with the ETag its selector endpoint states (the SHA-256 of that file)
+/// and the selector's <c>Quality</c>: the server's preference among the route's encodings,
+/// which MapStaticAssets uses to break a tie between codings the client weighs alike (the SDK
+/// writes 1 / (length + 1), so the smaller file wins).
 /// </summary>
-internal readonly record struct AssetEncoding(string Coding, string AssetPath, string? ETag = null);
+internal readonly record struct AssetEncoding(string Coding, string AssetPath, string? ETag = null, double Quality = 0);
 
 /// <summary>
 /// The endpoints manifest read as routes (see <see cref="EndpointsManifestDocument"/>): one
@@ -125,18 +129,20 @@ internal sealed class EndpointsManifest
             {
                 identities.TryAdd(path, endpoint);
             }
-            else if (selectors.Count == 1 && string.Equals(selectors[0].Name, "Content-Encoding", StringComparison.OrdinalIgnoreCase) && selectors[0].Value is { Length: > 0 } coding)
+            else if (selectors.Count == 1 && string.Equals(selectors[0].Name, "Content-Encoding", StringComparison.OrdinalIgnoreCase) && selectors[0].Value is { Length: > 0 } coding
+                && double.TryParse(selectors[0].Quality, NumberStyles.Float, CultureInfo.InvariantCulture, out var quality) && double.IsFinite(quality))
             {
                 if (!encodings.TryGetValue(path, out var list))
                 {
                     encodings[path] = list = [];
                 }
 
-                list.Add(new AssetEncoding(coding, Rooted(asset, source), StatedETag(endpoint)));
+                list.Add(new AssetEncoding(coding, Rooted(asset, source), StatedETag(endpoint), quality));
             }
 
             // Any other selector (none is written today) chooses by something Peregrine does
-            // not negotiate: the route is served by its identity endpoint alone.
+            // not negotiate, and one without a readable Quality is one MapStaticAssets fails to
+            // start on: the route is served without it.
         }
 
         var routes = new List<AssetRoute>(order.Count);

@@ -81,7 +81,13 @@ internal sealed record HostAssets(IReadOnlyList<AssetMount> Mounts, AssetRouteTa
 
         var reload = bool.TryParse(configuration[ReloadAtRuntimeKey], out var explicitReload) ? explicitReload : endpoints?.IsBuild == true;
         var developmentCaching = bool.TryParse(configuration[DevelopmentCachingKey], out var caching) && caching;
-        var routes = AssetRouteTable.Create(endpoints, runtime?.Renames ?? [], manifestCaching: !reload || developmentCaching, serveEncodedFiles: false);
+        // An encoded file lies where the runtime manifest puts it (a build's copies sit in obj/
+        // under generated names), else under the web root (publish writes them beside the file).
+        var root = Path.GetFullPath(webRoot);
+        string? EncodedFile(string assetPath)
+            => runtime?.EncodedFiles.GetValueOrDefault(assetPath) ?? Path.Combine(root, assetPath.TrimStart('/'));
+
+        var routes = AssetRouteTable.Create(endpoints, runtime?.Renames ?? [], manifestCaching: !reload || developmentCaching, serveEncodedFiles: false, EncodedFile);
         StaticWebAssetsLog.Read(logger, mounts.Count, runtime is null ? "none" : runtimePath, routes.Aliases.Count, endpoints is null ? "none" : endpointsPath, reload && !developmentCaching);
         return new HostAssets(mounts, routes);
     }

@@ -24,18 +24,21 @@ internal readonly record struct AssetRename(string Path, string Target);
 /// holds it with that one name in <see cref="AssetMount.Files"/>, so that a content root such as
 /// the project folder (<c>Components/Layout/ReconnectModal.razor.js</c>) or the package cache
 /// serves only what the manifest lists. Files already reached through a pattern are not mounted
-/// twice. The build's compressed copies (<c>app.css.gz</c> beside <c>app.css</c>) are left out:
-/// Peregrine makes its own variants of the files it watches, and the build's copy is stale the
-/// moment the file is edited.
+/// twice. The build's compressed copies (<c>app.css.gz</c> beside <c>app.css</c>) are not
+/// mounted: they are not URLs but encodings of the file beside them, which the endpoints
+/// manifest offers through Accept-Encoding. Where each one lies is kept in
+/// <see cref="EncodedFiles"/>, so that those encodings can be served while they still decode to
+/// the file (an edit makes them stale, and Peregrine's own variants take over).
 /// </remarks>
 internal sealed class RuntimeManifest
 {
     private static readonly string[] s_encodedExtensions = [".gz", ".br", ".zst"];
 
-    private RuntimeManifest(List<AssetMount> mounts, List<AssetRename> renames)
+    private RuntimeManifest(List<AssetMount> mounts, List<AssetRename> renames, Dictionary<string, string> encodedFiles)
     {
         Mounts = mounts;
         Renames = renames;
+        EncodedFiles = encodedFiles;
     }
 
     /// <summary>
@@ -46,6 +49,9 @@ internal sealed class RuntimeManifest
     public IReadOnlyList<AssetMount> Mounts { get; }
 
     public IReadOnlyList<AssetRename> Renames { get; }
+
+    /// <summary>The build's compressed copies by URL path (<c>/app.css.gz</c>): the file each one is, absolute.</summary>
+    public IReadOnlyDictionary<string, string> EncodedFiles { get; }
 
     /// <summary>Reads the manifest at <paramref name="path"/>; throws <see cref="InvalidDataException"/> naming the file when it is not one.</summary>
     public static RuntimeManifest Load(string path)
@@ -73,7 +79,7 @@ internal sealed class RuntimeManifest
 
         var reader = new Reader(roots.Select(TrimSeparator).ToList(), source);
         reader.Walk(root, "", []);
-        return new RuntimeManifest(reader.Result(), reader.Renames);
+        return new RuntimeManifest(reader.Result(), reader.Renames, reader.EncodedFiles);
     }
 
     private static string TrimSeparator(string folder)
@@ -89,6 +95,8 @@ internal sealed class RuntimeManifest
         private readonly List<(string UrlPath, string Root)> _fileOrder = [];
 
         public List<AssetRename> Renames { get; } = [];
+
+        public Dictionary<string, string> EncodedFiles { get; } = new(StringComparer.Ordinal);
 
         public List<AssetMount> Result()
         {
@@ -149,7 +157,12 @@ internal sealed class RuntimeManifest
                 }
 
                 var childPath = urlPath + "/" + name;
-                if (child.Asset is { } asset && !IsEncodedCopy(name, children))
+                if (child.Asset is { } encoded && IsEncodedCopy(name, children))
+                {
+                    var sub = PlainSubPath(childPath, encoded.SubPath ?? "");
+                    EncodedFiles.TryAdd(childPath, Path.Combine(RootAt(encoded.ContentRootIndex), sub));
+                }
+                else if (child.Asset is { } asset)
                 {
                     var sub = asset.SubPath ?? throw new InvalidDataException($"The static web assets manifest '{source}' gives '{childPath}' an asset without a SubPath.");
                     if (!IsCovered(childPath, asset.ContentRootIndex, sub, covering))
@@ -198,13 +211,20 @@ internal sealed class RuntimeManifest
             return false;
         }
 
-        private void AddFile(string urlPath, string root, string subPath)
+        private string PlainSubPath(string urlPath, string subPath)
         {
             subPath = subPath.Replace('\\', '/').TrimStart('/');
             if (subPath.Split('/').Any(s => s is "" or "." or ".."))
             {
                 throw new InvalidDataException($"The static web assets manifest '{source}' maps '{urlPath}' to '{subPath}', which is not a plain path under its content root.");
             }
+
+            return subPath;
+        }
+
+        private void AddFile(string urlPath, string root, string subPath)
+        {
+            subPath = PlainSubPath(urlPath, subPath);
 
             var urlSlash = urlPath.LastIndexOf('/');
             var urlFolder = urlSlash == 0 ? "/" : urlPath[..urlSlash];

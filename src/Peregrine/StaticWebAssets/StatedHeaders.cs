@@ -6,24 +6,64 @@ namespace Peregrine.StaticWebAssets;
 /// replaced by <c>no-cache</c> where MapStaticAssets replaces it), Content-Type, Vary, and the
 /// ETag of each representation. Each ETag is the SHA-256 of the bytes the build saw, in base64;
 /// the index sends it only while the bytes it serves still hash to it (see
-/// docs/library.md, "Where it differs from MapStaticAssets").
+/// docs/library.md, "Headers as MapStaticAssets sends them").
 /// </summary>
 /// <param name="CacheControl">Cache-Control to send, or <see langword="null"/> to keep the file's own.</param>
 /// <param name="ContentType">Content-Type as stated (<c>text/css</c>), or <see langword="null"/>.</param>
 /// <param name="Vary">Vary as stated (<c>Accept-Encoding</c>), or <see langword="null"/>.</param>
 /// <param name="ETag">The identity representation's ETag, quotes included, or <see langword="null"/>.</param>
-/// <param name="BrotliETag">The ETag of the route's <c>br</c> answer, or <see langword="null"/>.</param>
-/// <param name="GzipETag">The ETag of the route's <c>gzip</c> answer, or <see langword="null"/>.</param>
-internal sealed record StatedHeaders(string? CacheControl, string? ContentType, string? Vary, string? ETag, string? BrotliETag, string? GzipETag)
+/// <param name="Encodings">The route's encoded representations, as its selector endpoints state them; empty for none.</param>
+internal sealed record StatedHeaders(string? CacheControl, string? ContentType, string? Vary, string? ETag, IReadOnlyList<StatedEncoding> Encodings)
 {
-    /// <summary>What <paramref name="route"/> states, with <paramref name="cacheControl"/> as the Cache-Control to send.</summary>
-    public static StatedHeaders For(AssetRoute route, string? cacheControl)
-        => new(cacheControl, route.Header("Content-Type"), route.Header("Vary"), route.Header("ETag"), route.EncodedETag("br"), route.EncodedETag("gzip"));
-
-    /// <summary>Only a Cache-Control (a renamed file no route names), or nothing.</summary>
-    public static StatedHeaders? CacheControlOnly(string? cacheControl)
-        => cacheControl is null ? null : new(cacheControl, null, null, null, null, null);
+    /// <summary>What <paramref name="route"/> states, with <paramref name="cacheControl"/> as the Cache-Control to send and <paramref name="encodedFile"/> to find its encoded files.</summary>
+    public static StatedHeaders For(AssetRoute route, string? cacheControl, Func<string, string?> encodedFile)
+        => new(cacheControl, route.Header("Content-Type"), route.Header("Vary"), route.Header("ETag"), StatedEncoding.Of(route, encodedFile));
 
     /// <summary>True when the stated Vary names Accept-Encoding: the answer is negotiated, as Peregrine's own Vary says too.</summary>
     public bool VariesByEncoding => Vary is not null && Vary.Contains("Accept-Encoding", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>The ETag stated for the <paramref name="coding"/> representation (<c>br</c>, <c>gzip</c>), or <see langword="null"/>.</summary>
+    public string? EncodedETag(string coding)
+    {
+        foreach (var encoding in Encodings)
+        {
+            if (string.Equals(encoding.Coding, coding, StringComparison.OrdinalIgnoreCase))
+            {
+                return encoding.ETag;
+            }
+        }
+
+        return null;
+    }
+}
+
+/// <summary>
+/// One encoded representation a route states: its coding, the file that holds its bytes, the
+/// ETag of those bytes and the server's preference for it (the selector's <c>Quality</c>).
+/// </summary>
+/// <param name="Coding">The Content-Encoding token as stated: <c>br</c>, <c>gzip</c>.</param>
+/// <param name="File">The encoded file, absolute; <see langword="null"/> when the host cannot say where it is.</param>
+/// <param name="ETag">Its ETag, quotes included, or <see langword="null"/>.</param>
+/// <param name="Quality">The server's preference, used only to break a tie between codings the client weighs alike.</param>
+internal sealed record StatedEncoding(string Coding, string? File, string? ETag, double Quality)
+{
+    /// <summary>The encodings <paramref name="route"/> states, each coding once, in the manifest's order.</summary>
+    public static IReadOnlyList<StatedEncoding> Of(AssetRoute route, Func<string, string?> encodedFile)
+    {
+        if (route.Encodings.Count == 0)
+        {
+            return [];
+        }
+
+        var list = new List<StatedEncoding>(route.Encodings.Count);
+        foreach (var encoding in route.Encodings)
+        {
+            if (!list.Exists(e => string.Equals(e.Coding, encoding.Coding, StringComparison.OrdinalIgnoreCase)))
+            {
+                list.Add(new StatedEncoding(encoding.Coding, encodedFile(encoding.AssetPath), encoding.ETag, encoding.Quality));
+            }
+        }
+
+        return list;
+    }
 }

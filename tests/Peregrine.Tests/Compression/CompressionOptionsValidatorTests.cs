@@ -62,6 +62,18 @@ public sealed class CompressionOptionsValidatorTests
         Assert.All(errors, error => Assert.StartsWith("Compression.MaxFileSize: ", error));
     }
 
+    [Theory]
+    [InlineData(ManifestEncodingPolicy.AsStated, true)]
+    [InlineData(ManifestEncodingPolicy.PreferOwn, true)]
+    [InlineData((ManifestEncodingPolicy)7, false)]
+    public void ManifestEncodings_MustBeANamedPolicy(ManifestEncodingPolicy value, bool valid)
+    {
+        var errors = Collect(new CompressionOptions { ManifestEncodings = value });
+
+        Assert.Equal(valid, errors.Count == 0);
+        Assert.All(errors, error => Assert.StartsWith("Compression.ManifestEncodings: ", error));
+    }
+
     [Fact]
     public void CacheDirectory_ThatIsAFile_IsReported()
     {

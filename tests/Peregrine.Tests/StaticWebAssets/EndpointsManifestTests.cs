@@ -33,7 +33,7 @@ public sealed class EndpointsManifestTests
         var route = Route(s_publish, "/_framework/blazor.web.9hsif5t8mt.js");
         Assert.Equal("/_framework/blazor.web.js", route.AssetPath);
         Assert.Equal(
-            [new AssetEncoding("br", "/_framework/blazor.web.js.br", "\"W54yBciUhihi+J55mw4K4JKXiLyDNM4st5s8Ala9mrc=\""), new AssetEncoding("gzip", "/_framework/blazor.web.js.gz", "\"a5Q1z2BZ9yfskRf/ZMlseqO2zm+Kw37RXMm/dRgIQlE=\"")],
+            [new AssetEncoding("br", "/_framework/blazor.web.js.br", "\"W54yBciUhihi+J55mw4K4JKXiLyDNM4st5s8Ala9mrc=\"", 0.000021017676), new AssetEncoding("gzip", "/_framework/blazor.web.js.gz", "\"a5Q1z2BZ9yfskRf/ZMlseqO2zm+Kw37RXMm/dRgIQlE=\"", 0.000017970744)],
             route.Encodings.OrderBy(e => e.Coding, StringComparer.Ordinal));
         Assert.Equal("text/javascript", route.Header("content-type"));
         Assert.Equal("\"a5Q1z2BZ9yfskRf/ZMlseqO2zm+Kw37RXMm/dRgIQlE=\"", route.EncodedETag("gzip"));

@@ -30,8 +30,8 @@ public sealed class ManifestHeaderTests
     private static readonly string IdentityTag = StockTag(Encoding.UTF8.GetBytes(Css));
     private static readonly string GzipTag = StockTag(CssGzip);
 
-    /// <summary>A publish manifest for app.css (its own route and a fingerprinted one, each with its gzip endpoint) and logo.png.</summary>
-    private static AssetRouteTable Table()
+    /// <summary>A publish manifest for app.css (its own route and a fingerprinted one, each with its gzip endpoint) and logo.png; its encoded files lie under <paramref name="site"/>.</summary>
+    private static AssetRouteTable Table(TempTree site)
     {
         string Route(string route, string cacheControl) => $$"""
             { "Route": "{{route}}", "AssetFile": "app.css", "Selectors": [], "EndpointProperties": [],
@@ -52,7 +52,8 @@ public sealed class ManifestHeaderTests
                 """), "test"),
             [],
             manifestCaching: true,
-            serveEncodedFiles: false);
+            serveEncodedFiles: false,
+            path => Path.Combine(site.Root, path.TrimStart('/')));
     }
 
     private static string Escaped(string tag) => tag.Replace("\"", "\\\"", StringComparison.Ordinal);
@@ -91,12 +92,18 @@ public sealed class ManifestHeaderTests
 
         public int Pipeline => Volatile.Read(ref _pipeline);
 
-        public static async Task<Server> StartAsync(TempTree site, bool fastPath)
+        public static Task<Server> StartAsync(TempTree site, bool fastPath) => StartAsync(site, Table(site), fastPath);
+
+        public static async Task<Server> StartAsync(TempTree site, AssetRouteTable routes, bool fastPath, Action<PeregrineOptions>? configure = null)
         {
             var server = new Server(fastPath);
             server.Host = await PeregrineHost.StartAsync(
                 site.Root,
-                options => options.Routes = Table(),
+                options =>
+                {
+                    options.Routes = routes;
+                    configure?.Invoke(options);
+                },
                 before: app => app.Use((context, next) =>
                 {
                     Interlocked.Increment(ref server._pipeline);
@@ -140,13 +147,13 @@ public sealed class ManifestHeaderTests
             return response;
         }
 
-        /// <summary>The first answer in gzip (variants are published after the index), within 10 s.</summary>
-        public async Task<HttpResponseMessage> FirstGzipAsync(string path)
+        /// <summary>The first answer in <paramref name="coding"/> (variants are published after the index), within 10 s.</summary>
+        public async Task<HttpResponseMessage> FirstGzipAsync(string path, string acceptEncoding = "gzip", string coding = "gzip")
         {
             for (var attempt = 0; attempt < 400; attempt++)
             {
-                var response = await SendAsync(path, "gzip");
-                if (response.Content.Headers.ContentEncoding.Contains("gzip"))
+                var response = await SendAsync(path, acceptEncoding);
+                if (response.Content.Headers.ContentEncoding.Contains(coding))
                 {
                     return response;
                 }
@@ -155,7 +162,7 @@ public sealed class ManifestHeaderTests
                 await Task.Delay(25);
             }
 
-            throw new Xunit.Sdk.XunitException($"{path} was never answered in gzip.");
+            throw new Xunit.Sdk.XunitException($"{path} was never answered in {coding}.");
         }
 
         public ValueTask DisposeAsync() => Host.DisposeAsync();

@@ -62,6 +62,13 @@ public sealed class RuntimeManifestTests
     }
 
     [Fact]
+    public void Blazor_BuildCompressedCopies_AreFoundByTheirUrlPath()
+    {
+        Assert.Equal("/fixture/BlazorApp/obj/Debug/net10.0/compressed/hh92lrx13d-{0}-khy4lop6wu-khy4lop6wu.gz", s_blazor.EncodedFiles["/app.css.gz"]);
+        Assert.DoesNotContain("/app.css", s_blazor.EncodedFiles.Keys);
+    }
+
+    [Fact]
     public void Blazor_FilesAlreadyUnderAPattern_AreNotMountedTwice()
     {
         // app.css and favicon.png are single assets of the app's wwwroot, which the root pattern serves.

@@ -142,16 +142,33 @@ public sealed partial class TemplateAppTests(TemplateApps apps)
         var stamp = Guid.NewGuid().ToString("N");
 
         // The app's wwwroot, the class library's wwwroot, and the scoped CSS bundle that
-        // dotnet watch writes again when a .razor.css changes.
-        File.WriteAllText(Path.Combine(apps.Project("BlazorApp"), "wwwroot", "app.css"), $"/* {stamp} */");
-        File.WriteAllText(Path.Combine(apps.Project("Lib"), "wwwroot", "lib.css"), $"/* lib {stamp} */");
-        File.WriteAllText(Path.Combine(apps.Project("BlazorApp"), "obj", "Debug", "net10.0", "scopedcss", "bundle", "BlazorApp.styles.css"), $"/* bundle {stamp} */");
+        // dotnet watch writes again when a .razor.css changes. The apps are shared by every
+        // test of the class: each file gets its bytes and time back, so that the build's
+        // manifest describes it again for the tests that follow.
+        var appCss = Path.Combine(apps.Project("BlazorApp"), "wwwroot", "app.css");
+        var libCss = Path.Combine(apps.Project("Lib"), "wwwroot", "lib.css");
+        var bundle = Path.Combine(apps.Project("BlazorApp"), "obj", "Debug", "net10.0", "scopedcss", "bundle", "BlazorApp.styles.css");
+        var originals = new[] { appCss, libCss, bundle }.Select(path => (Path: path, Bytes: File.ReadAllBytes(path), Time: File.GetLastWriteTimeUtc(path))).ToList();
+        try
+        {
+            File.WriteAllText(appCss, $"/* {stamp} */");
+            File.WriteAllText(libCss, $"/* lib {stamp} */");
+            File.WriteAllText(bundle, $"/* bundle {stamp} */");
 
-        await Eventually(process, "/app.css", $"/* {stamp} */");
-        await Eventually(process, Fingerprinted(published: false), $"/* {stamp} */");
-        await Eventually(process, "/_content/Lib/lib.css", $"/* lib {stamp} */");
-        await Eventually(process, fingerprintedLib, $"/* lib {stamp} */");
-        await Eventually(process, "/BlazorApp.styles.css", $"/* bundle {stamp} */");
+            await Eventually(process, "/app.css", $"/* {stamp} */");
+            await Eventually(process, Fingerprinted(published: false), $"/* {stamp} */");
+            await Eventually(process, "/_content/Lib/lib.css", $"/* lib {stamp} */");
+            await Eventually(process, fingerprintedLib, $"/* lib {stamp} */");
+            await Eventually(process, "/BlazorApp.styles.css", $"/* bundle {stamp} */");
+        }
+        finally
+        {
+            foreach (var (path, bytes, time) in originals)
+            {
+                File.WriteAllBytes(path, bytes);
+                File.SetLastWriteTimeUtc(path, time);
+            }
+        }
     }
 
     /// <summary>Polls <paramref name="path"/> until it answers <paramref name="expected"/> from Peregrine, for up to 10 s.</summary>
