@@ -54,7 +54,10 @@ internal sealed partial class Http1FastPath
             representation = RepresentationSelector.Select(entry, accept);
         }
 
-        if (representation.Content is not { } content || request.IfNoneMatch.Length > MaxIfNoneMatchChars)
+        // A body on disk is the fast path's only when it can go by sendfile from this process's
+        // private copy of the version (below); any other is Kestrel's, read off this thread.
+        var content = representation.Content;
+        if ((content is null && !(output is SocketOutput && _catalog.HoldsCopy(representation.PhysicalPath))) || request.IfNoneMatch.Length > MaxIfNoneMatchChars)
         {
             return false;
         }
@@ -68,6 +71,17 @@ internal sealed partial class Http1FastPath
 
         var notModified = precondition == PreconditionResult.NotModified;
         var blocks = ResponseBlocks.For(entry, representation, _headers, _serverHeader);
+        FileBody? diskCopy = null;
+        if (content is null && !notModified && !request.IsHead)
+        {
+            // Only while every page is cached: sendfile would otherwise wait on the disk with
+            // the connection's thread, and Kestrel's read does not.
+            diskCopy = blocks.DiskCopy(representation.PhysicalPath!, representation.Length, ReferenceEquals(representation, entry.Identity) ? entry.LastWriteTicks : null);
+            if (diskCopy is null || !diskCopy.IsResident())
+            {
+                return false;
+            }
+        }
         output.Write(notModified ? blocks.NotModified : blocks.Ok);
         output.Write(HttpDate.Line);
         if (request.Close)
@@ -77,10 +91,14 @@ internal sealed partial class Http1FastPath
         }
 
         output.Write("\r\n"u8);
-        var bodyBytes = notModified || request.IsHead ? 0 : content.Length;
-        if (bodyBytes != 0)
+        var bodyBytes = notModified || request.IsHead ? 0 : representation.Length;
+        if (diskCopy is not null)
         {
-            if (output is SocketOutput direct && content.Length >= SocketOutput.DirectBodyMinimum)
+            ((SocketOutput)output).WriteBody(diskCopy);
+        }
+        else if (bodyBytes != 0)
+        {
+            if (output is SocketOutput direct && content!.Length >= SocketOutput.DirectBodyMinimum)
             {
                 direct.WriteBody(content, blocks.SealedCopy(content));
             }
@@ -93,7 +111,7 @@ internal sealed partial class Http1FastPath
         written = bodyBytes + (notModified ? blocks.NotModified.Length : blocks.Ok.Length);
 
         var status = notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
-        _metrics.Served(status, bodyBytes, fromMemory: true, ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
+        _metrics.Served(status, bodyBytes, fromMemory: content is not null, ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
         _metrics.RequestDone(started, request.IsHead ? HttpMethods.Head : HttpMethods.Get, status, https, "1.1");
         return true;
     }

@@ -4,6 +4,7 @@ using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
 using Peregrine.Fields;
 using Peregrine.Indexing;
+using Peregrine.Send;
 using Peregrine.Transport;
 
 namespace Peregrine.FastPath;
@@ -29,8 +30,52 @@ internal sealed class ResponseBlocks
 
     // The representation's bytes in a sealed memory file, made the first time a cleartext
     // connection sends them (SocketOutput); refused once, never tried again.
-    private SealedContent? _sealedCopy;
+    private FileBody? _sealedCopy;
     private bool _sealRefused;
+
+    // The representation's private copy on disk, opened the first time a cleartext connection
+    // sends it and kept open for the representation's life (as nginx's open_file_cache keeps
+    // descriptors); refused once (the copy gone or changed), never tried again.
+    private FileBody? _diskCopy;
+    private bool _diskCopyRefused;
+
+    /// <summary>
+    /// The representation's private copy at <paramref name="path"/> (Sources/VersionCopies), open,
+    /// once it has been found to hold the version: <paramref name="length"/> bytes and, for the
+    /// identity, the indexed time, the check the middleware makes before it reads one. Null when
+    /// it does not, or the files open for sending leave no room.
+    /// </summary>
+    public FileBody? DiskCopy(string path, long length, long? lastWriteTicks)
+    {
+        if (_diskCopy is { } opened || _diskCopyRefused)
+        {
+            return _diskCopy;
+        }
+
+        if (FileSender.TryOpen(path, length, lastWriteTicks) is not { } handle)
+        {
+            _diskCopyRefused = true;
+            return null;
+        }
+
+        opened = FileBody.TryAdopt(handle, length);
+        if (opened is null)
+        {
+            return null;
+        }
+
+        var kept = Interlocked.CompareExchange(ref _diskCopy, opened, null);
+        if (kept is not null)
+        {
+            opened.Dispose();
+            return kept;
+        }
+
+        return opened;
+    }
+
+    /// <summary>True once <see cref="DiskCopy"/> has opened the copy.</summary>
+    internal bool HasDiskCopy => _diskCopy is not null;
 
     /// <summary>True once <see cref="SealedCopy"/> has made the copy.</summary>
     internal bool HasSealedCopy => _sealedCopy is not null;
@@ -40,19 +85,19 @@ internal sealed class ResponseBlocks
     /// sendfile(2): made on first use and kept for the representation's life; null where memory
     /// files are not to be had.
     /// </summary>
-    public SealedContent? SealedCopy(byte[] content)
+    public FileBody? SealedCopy(byte[] content)
     {
         if (_sealedCopy is { } made || _sealRefused)
         {
             return _sealedCopy;
         }
 
-        made = SealedContent.TryCreate(content);
+        made = FileBody.TryCreate(content);
         if (made is null)
         {
             // Refused by the system, not tried again; refused for want of room among the copies,
             // tried again on a later request, once others may have gone.
-            _sealRefused = !SealedContent.AtCapacity(content.Length);
+            _sealRefused = !FileBody.AtCapacity(content.Length);
             return null;
         }
 

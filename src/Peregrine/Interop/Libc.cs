@@ -162,6 +162,39 @@ internal static partial class Libc
     [LibraryImport("libc", SetLastError = true)]
     public static unsafe partial nint sendfile(int outFd, int inFd, long* offset, nuint count);
 
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial nint pread(int fd, byte* buffer, nuint count, long offset);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int dup(int fd);
+
+    // :: cachestat(2), Linux 6.5, which glibc does not wrap: how many of a file's pages are cached.
+    // Its number is 451 on every architecture (the generic table).
+
+    [StructLayout(LayoutKind.Sequential)]
+    public struct CachestatRange
+    {
+        public ulong Offset;
+        public ulong Length;
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    public struct Cachestat
+    {
+        public ulong Cached;
+        public ulong Dirty;
+        public ulong Writeback;
+        public ulong Evicted;
+        public ulong RecentlyEvicted;
+    }
+
+    private const nint CachestatNumber = 451;
+
+    [LibraryImport("libc", EntryPoint = "syscall", SetLastError = true)]
+    private static unsafe partial int Syscall(nint number, int fd, CachestatRange* range, Cachestat* stat, uint flags);
+
+    public static unsafe int cachestat(int fd, CachestatRange* range, Cachestat* stat, uint flags) => Syscall(CachestatNumber, fd, range, stat, flags);
+
     // :: malloc_trim(3), glibc's: free pages of every arena back to the system.
 
     [LibraryImport("libc")]

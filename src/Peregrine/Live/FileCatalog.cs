@@ -84,6 +84,9 @@ internal sealed partial class FileCatalog : IDisposable
     /// <summary>The snapshot in force, or <see langword="null"/> before the first index is complete.</summary>
     public CatalogSnapshot? Current => _current;
 
+    /// <summary>True when <paramref name="path"/> is one of this catalog's private copies of a version, which no writer touches.</summary>
+    internal bool HoldsCopy(string? path) => _copies?.Holds(path) == true;
+
     /// <summary>Completes when the first index is in force; faults if it failed.</summary>
     public Task Ready => _ready.Task;
 

@@ -10,7 +10,7 @@ namespace Peregrine.Transport;
 /// The fast path's output on a cleartext connection, written to the socket itself rather than
 /// through Kestrel's output pipe. Heads and small bodies are gathered into a buffer, as in the
 /// pipe; a body of <see cref="DirectBodyMinimum"/> bytes or more is not copied at all: it is sent
-/// from its <see cref="SealedContent"/> by sendfile(2), the head before it with MSG_MORE so both
+/// from its <see cref="FileBody"/> by sendfile(2), the head before it with MSG_MORE so both
 /// leave in the same segments, or from the representation's own array where no sealed copy is to
 /// be had. Through the pipe, every body was copied twice, into the pipe's 4 KiB blocks and by the
 /// kernel into the socket's buffers, and the second copy was a third of the server's time at
@@ -81,15 +81,23 @@ internal sealed class SocketOutput : PipeWriter
     public override Span<byte> GetSpan(int sizeHint = 0) => Reserve(sizeHint).AsSpan(_written);
 
     /// <summary>
-    /// Appends <paramref name="body"/> without copying it: from <paramref name="sealedCopy"/> by
+    /// Appends <paramref name="body"/> without copying it: from <paramref name="file"/> by
     /// sendfile(2) when there is one, else from the array. The array must not change until the
     /// next flush returns (a representation's content never does).
     /// </summary>
-    public void WriteBody(byte[] body, SealedContent? sealedCopy)
+    public void WriteBody(byte[] body, FileBody? file)
     {
         EndBuffer();
-        _pieces.Add(new Piece(body, body.Length, rented: false, sealedCopy));
+        _pieces.Add(new Piece(body, body.Length, rented: false, file));
         _unflushed += body.Length;
+    }
+
+    /// <summary>Appends the whole of <paramref name="file"/>, a body held on disk only, to be sent by sendfile(2).</summary>
+    public void WriteBody(FileBody file)
+    {
+        EndBuffer();
+        _pieces.Add(new Piece(null, file.Length, rented: false, file));
+        _unflushed += file.Length;
     }
 
     private byte[] Reserve(int sizeHint)
@@ -113,7 +121,7 @@ internal sealed class SocketOutput : PipeWriter
 
         if (_written != 0)
         {
-            _pieces.Add(new Piece(_current, _written, rented: true, sealedCopy: null));
+            _pieces.Add(new Piece(_current, _written, rented: true, file: null));
         }
         else
         {
@@ -158,11 +166,32 @@ internal sealed class SocketOutput : PipeWriter
         {
             while (true)
             {
-                // The socket is full: wait until it takes more, sending the next bytes from memory.
+                // The socket is full: wait until it takes more, sending the next bytes from memory
+                // (read from the file for a body held on disk only).
                 var piece = _pieces[_index];
                 var chunk = (int)Math.Min(piece.Length - _offset, WaitChunk);
-                var sent = await _socket.SendAsync(piece.Array.AsMemory((int)_offset, chunk), SocketFlags.None, token);
-                Sent(piece, sent);
+                if (piece.Array is { } array)
+                {
+                    Sent(piece, await _socket.SendAsync(array.AsMemory((int)_offset, chunk), SocketFlags.None, token));
+                }
+                else
+                {
+                    var read = ArrayPool<byte>.Shared.Rent(chunk);
+                    try
+                    {
+                        if (!ReadFully(piece.File!, read, chunk))
+                        {
+                            return Failed();
+                        }
+
+                        Sent(piece, await _socket.SendAsync(read.AsMemory(0, chunk), SocketFlags.None, token));
+                    }
+                    finally
+                    {
+                        ArrayPool<byte>.Shared.Return(read);
+                    }
+                }
+
                 switch (SendNow())
                 {
                     case Progress.Done:
@@ -202,15 +231,18 @@ internal sealed class SocketOutput : PipeWriter
             {
                 var piece = _pieces[_index];
                 nint sent;
-                if (piece.SealedCopy is { } sealedCopy && CanSendFile(fd))
+                if (piece.File is { } file && (CanSendFile(fd) || piece.Array is null))
                 {
-                    sent = SendFile(fd, sealedCopy);
+                    // A socket that is not non-blocking would make sendfile wait with the thread:
+                    // bodies in memory then go by send(2); one on disk only still goes by
+                    // sendfile, as nothing else can send it here.
+                    sent = SendFile(fd, file);
                 }
                 else
                 {
                     // MSG_MORE while more follows: a head and the body after it leave together.
                     var flags = Libc.MessageDontWait | Libc.MessageNoSignal | (_index < _pieces.Count - 1 ? Libc.MessageMore : 0);
-                    fixed (byte* start = piece.Array)
+                    fixed (byte* start = piece.Array!)
                     {
                         sent = Libc.send(fd, start + _offset, (nuint)(piece.Length - _offset), flags);
                     }
@@ -247,20 +279,60 @@ internal sealed class SocketOutput : PipeWriter
         }
     }
 
-    private unsafe nint SendFile(int fd, SealedContent sealedCopy)
+    private unsafe nint SendFile(int fd, FileBody file)
     {
         var added = false;
         try
         {
-            sealedCopy.DangerousAddRef(ref added);
+            file.DangerousAddRef(ref added);
             var offset = _offset;
-            return Libc.sendfile(fd, (int)sealedCopy.DangerousGetHandle(), &offset, (nuint)(sealedCopy.Length - _offset));
+
+            // At most 1 GiB a call: sendfile's own limit is just under 2 GiB.
+            return Libc.sendfile(fd, (int)file.DangerousGetHandle(), &offset, (nuint)Math.Min(file.Length - _offset, 1 << 30));
         }
         finally
         {
             if (added)
             {
-                sealedCopy.DangerousRelease();
+                file.DangerousRelease();
+            }
+        }
+    }
+
+    /// <summary>Reads <paramref name="count"/> bytes of <paramref name="file"/> from the send's offset.</summary>
+    private unsafe bool ReadFully(FileBody file, byte[] buffer, int count)
+    {
+        var added = false;
+        try
+        {
+            file.DangerousAddRef(ref added);
+            var done = 0;
+            fixed (byte* start = buffer)
+            {
+                while (done < count)
+                {
+                    var read = Libc.pread((int)file.DangerousGetHandle(), start + done, (nuint)(count - done), _offset + done);
+                    if (read < 0 && Marshal.GetLastPInvokeError() == Libc.Interrupted)
+                    {
+                        continue;
+                    }
+
+                    if (read <= 0)
+                    {
+                        return false;
+                    }
+
+                    done += (int)read;
+                }
+            }
+
+            return true;
+        }
+        finally
+        {
+            if (added)
+            {
+                file.DangerousRelease();
             }
         }
     }
@@ -331,7 +403,7 @@ internal sealed class SocketOutput : PipeWriter
         {
             if (piece.Rented)
             {
-                ArrayPool<byte>.Shared.Return(piece.Array);
+                ArrayPool<byte>.Shared.Return(piece.Array!);
             }
         }
 
@@ -350,14 +422,15 @@ internal sealed class SocketOutput : PipeWriter
         _written = 0;
     }
 
-    private readonly struct Piece(byte[] array, int length, bool rented, SealedContent? sealedCopy)
+    /// <summary>Bytes to send: a buffer, a body's array, or a body's file (with its array when it is held in memory too).</summary>
+    private readonly struct Piece(byte[]? array, long length, bool rented, FileBody? file)
     {
-        public byte[] Array { get; } = array;
+        public byte[]? Array { get; } = array;
 
-        public int Length { get; } = length;
+        public long Length { get; } = length;
 
         public bool Rented { get; } = rented;
 
-        public SealedContent? SealedCopy { get; } = sealedCopy;
+        public FileBody? File { get; } = file;
     }
 }

@@ -116,7 +116,7 @@ public sealed class FastPathSocketOutputTests
     public void ASealedCopy_HoldsTheBytes_AndCannotBeWrittenOrResized()
     {
         var bytes = Pattern(50_000, seed: 3);
-        using var sealedCopy = SealedContent.TryCreate(bytes);
+        using var sealedCopy = FileBody.TryCreate(bytes);
         Assert.NotNull(sealedCopy);
         Assert.Equal(bytes.Length, sealedCopy.Length);
 
@@ -131,6 +131,68 @@ public sealed class FastPathSocketOutputTests
 
         Assert.Equal(bytes, File.ReadAllBytes(path));
     }
+
+    [NativeFact("cachestat(2) and private copies")]
+    public async Task AFileOnDisk_GoesBySendfileFromItsPrivateCopyWhileCached_AndToKestrelWhenNot()
+    {
+        // Larger than MaxCachedFileSize: streamed from disk, from this process's copy.
+        using var tree = new TempTree();
+        var large = Pattern(3_000_000, seed: 4);
+        tree.Write("large.bin", large);
+        var recorder = new HandOffRecorder();
+        await using var host = await PeregrineHost.StartAsync(tree.Root, fastPath: true, behindFastPath: recorder.Install);
+        var catalog = host.Services.GetRequiredService<FileCatalog>();
+        Assert.True(catalog.Current!.TryFind("/large.bin", out var entry));
+        Assert.Null(entry.Identity.Content);
+        Assert.True(catalog.HoldsCopy(entry.Identity.PhysicalPath), "the file is streamed from a private copy");
+
+        // Read once, so that the copy's pages are cached; then kept by the fast path.
+        await RawHttp.SendAsync(host.Address, "/large.bin");
+        var (status, body, handedOff) = await GetAsync(host, recorder, "/large.bin");
+        Assert.Equal(200, status);
+        Assert.Equal(large, body);
+        Assert.False(handedOff);
+        Assert.True(((ResponseBlocks)entry.Identity.SenderState!).HasDiskCopy);
+
+        // Pages dropped from the cache: sendfile would read the disk with the connection's
+        // thread, so the request goes to Kestrel, which answers the same bytes.
+        Evict(entry.Identity.PhysicalPath!);
+        (status, body, handedOff) = await GetAsync(host, recorder, "/large.bin");
+        Assert.Equal(200, status);
+        Assert.Equal(large, body);
+        Assert.True(handedOff);
+    }
+
+    private static async Task<(int Status, byte[] Body, bool HandedOff)> GetAsync(PeregrineHost host, HandOffRecorder recorder, string path)
+    {
+        using var client = new TcpClient();
+        await client.ConnectAsync(host.Address.Host, host.Address.Port);
+        var port = ((System.Net.IPEndPoint)client.Client.LocalEndPoint!).Port;
+        var stream = client.GetStream();
+        await stream.WriteAsync(Encoding.ASCII.GetBytes($"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+        using var all = new MemoryStream();
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        await stream.CopyToAsync(all, timeout.Token);
+        var text = all.ToArray();
+        var end = text.AsSpan().IndexOf("\r\n\r\n"u8);
+        var status = int.Parse(Encoding.ASCII.GetString(text, 9, 3));
+        return (status, text[(end + 4)..], recorder.TakeHandedOff(port));
+    }
+
+    /// <summary>posix_fadvise(POSIX_FADV_DONTNEED) after fsync(2): the file's pages leave the page cache.</summary>
+    private static void Evict(string path)
+    {
+        // Written back first: dirty pages are not dropped.
+        using var handle = File.OpenHandle(path);
+        Assert.Equal(0, fsync((int)handle.DangerousGetHandle()));
+        Assert.Equal(0, posix_fadvise((int)handle.DangerousGetHandle(), 0, 0, 4));
+    }
+
+    [System.Runtime.InteropServices.DllImport("libc")]
+    private static extern int fsync(int fd);
+
+    [System.Runtime.InteropServices.DllImport("libc")]
+    private static extern int posix_fadvise(int fd, long offset, long length, int advice);
 
     private static byte[] Pattern(int length, int seed)
     {
