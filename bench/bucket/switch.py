@@ -81,10 +81,12 @@ def measure(ceph: common.Ceph, command: list[str], mode: str, args) -> list[floa
                 + f" s; all three at {lasts[-1]:.2f} s (load {before} -> {common.load()})")
             if args.verbose:
                 for i, server in enumerate(servers):
-                    for line in server.lines[seen[i]:]:
+                    # Counted by what was printed: a line the reader adds meanwhile is printed next time.
+                    lines = server.lines[seen[i]:]
+                    seen[i] += len(lines)
+                    for line in lines:
                         if "Copied" in line or "Indexed" in line:
                             log(f"  replica {i}: {line.strip()}")
-                    seen[i] = len(server.lines)
             previous = name
     finally:
         for server in servers:

@@ -140,7 +140,9 @@ internal sealed class BucketSync : IDisposable
             catch
             {
                 RemoveUnused(donors);
-                TryDelete(version.Folder);
+
+                // Its times too, if it failed in the switch itself.
+                Remove(version.Folder);
                 throw;
             }
         }
