@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Deploy to served: how long after the pointer names a new release every replica serves it.
 
-switch.py [--exe AOT] [--files 7000] [--changed 100] [--reps 5] [--poll 10] [--modes polling,notifications] [--verbose]
+switch.py [--exe AOT] [--files 7000] [--changed 100] [--reps 5] [--poll 5] [--modes polling,notifications] [--verbose]
 
 A site of --files files is uploaded to a private Ceph RGW as release r1 and named by the pointer
 object. Then, twice over, three servers read it:
 
-  polling        --bucket-poll --poll (10 s, the default), no notifications;
+  polling        --bucket-poll --poll (5 s, the server's default), no notifications;
   notifications  --bucket-poll 0 and --bucket-notify: right after the pointer is written, the
                  script posts the S3 event a bucket notification would (ObjectCreated:Put of the
                  pointer object) to each replica's endpoint, as the notifier would.
@@ -81,10 +81,12 @@ def measure(ceph: common.Ceph, command: list[str], mode: str, args) -> list[floa
                 + f" s; all three at {lasts[-1]:.2f} s (load {before} -> {common.load()})")
             if args.verbose:
                 for i, server in enumerate(servers):
-                    for line in server.lines[seen[i]:]:
+                    # Counted by what was printed: a line the reader adds meanwhile is printed next time.
+                    lines = server.lines[seen[i]:]
+                    seen[i] += len(lines)
+                    for line in lines:
                         if "Copied" in line or "Indexed" in line:
                             log(f"  replica {i}: {line.strip()}")
-                    seen[i] = len(server.lines)
             previous = name
     finally:
         for server in servers:
@@ -98,7 +100,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=7000)
     parser.add_argument("--changed", type=int, default=100)
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--poll", type=float, default=10)
+    parser.add_argument("--poll", type=float, default=5)
     parser.add_argument("--modes", default="polling,notifications")
     parser.add_argument("--verbose", action="store_true", help="print each replica's copy and index times after each repetition")
     args = parser.parse_args()

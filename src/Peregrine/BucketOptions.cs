@@ -30,10 +30,12 @@ public sealed class BucketOptions
 
     /// <summary>
     /// How often to ask the bucket whether the site changed: the pointer object (a conditional
-    /// GET), or without one, a listing compared by ETag. Default: 10 s. Zero turns polling off
-    /// (changes then come through bucket notifications only).
+    /// GET), or without one, a listing compared by ETag. Default: 5 s, so that a deploy is served
+    /// by every replica within 10 s: it waits up to one interval for the next poll, then for the
+    /// copy of what changed and an index. Zero turns polling off (changes then come through
+    /// bucket notifications only).
     /// </summary>
-    public TimeSpan PollInterval { get; set; } = TimeSpan.FromSeconds(10);
+    public TimeSpan PollInterval { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>
     /// The folder under which the server keeps its copy of the bucket, in a folder of its own that

@@ -31,6 +31,15 @@ public sealed class PeregrineOptions
     internal StaticWebAssets.AssetRouteTable Routes = StaticWebAssets.AssetRouteTable.Empty;
 
     /// <summary>
+    /// For a source that states each file's Last-Modified itself (a bucket's listing): given the
+    /// folder indexed (its real path) and a file's path under it (<c>/a/b.html</c>), the time in
+    /// UTC ticks, or null to take the file's modification time. Set by the source before the
+    /// catalog starts; null for a folder. A field of framework types only: the options use no
+    /// stage (docs/architecture.md, "Folders").
+    /// </summary>
+    internal Func<string, string, long?>? ListedLastModified;
+
+    /// <summary>
     /// The URL path the files are served under, for example <c>/static</c>. Default: empty,
     /// the site root. Must start with <c>/</c> and must not end with one.
     /// </summary>

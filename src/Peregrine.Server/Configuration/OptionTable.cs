@@ -112,7 +112,7 @@ internal static class OptionTable
         ValueParsers.NonEmpty, static (s, name) => s.BucketPointer = name);
 
     public static readonly OptionSpec BucketPoll = Value<TimeSpan>("bucketPoll", "SECONDS",
-        "With an s3:// ROOT: look for changes this often (default 10; 0 for notifications only).",
+        "With an s3:// ROOT: look for changes this often (default 5; 0 for notifications only).",
         ValueParsers.Seconds, static (s, interval) => s.BucketPoll = interval);
 
     public static readonly OptionSpec BucketNotify = Value<string>("bucketNotify", "PATH",

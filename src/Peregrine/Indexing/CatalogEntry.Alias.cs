@@ -43,6 +43,7 @@ internal sealed partial class CatalogEntry
         return new CatalogEntry(target.RelativePath)
         {
             LastWriteTicks = target.LastWriteTicks,
+            LastModifiedTicks = target.LastModifiedTicks,
             _root = target._root,
             _prefixLength = target._prefixLength,
             _physicalPath = target._physicalPath,

@@ -56,11 +56,18 @@ internal sealed partial class CatalogEntry : IServedFile
     public StringValues ContentType { get; private init; }
 
     /// <summary>
-    /// The modification time in whole seconds: HTTP dates have one-second resolution (RFC 9110
+    /// The Last-Modified time in whole seconds: HTTP dates have one-second resolution (RFC 9110
     /// §5.6.7), and comparing against a sub-second time would make every If-Modified-Since and
     /// If-Range date look older than the file.
     /// </summary>
-    public DateTimeOffset LastModified => new(LastWriteTicks - (LastWriteTicks % TimeSpan.TicksPerSecond), TimeSpan.Zero);
+    public DateTimeOffset LastModified => new(LastModifiedTicks - (LastModifiedTicks % TimeSpan.TicksPerSecond), TimeSpan.Zero);
+
+    /// <summary>
+    /// The time Last-Modified states, to the tick: the file's modification time, or the time its
+    /// source lists for it (<see cref="PeregrineOptions.ListedLastModified"/>), which may differ
+    /// from the file's when the file is shared with an earlier version.
+    /// </summary>
+    public long LastModifiedTicks { get; private init; }
 
     /// <summary>Lengths and times of the file's precompressed sidecars at index, combined; 0 without any.</summary>
     public long SidecarStamp { get; private init; }
@@ -177,7 +184,8 @@ internal sealed partial class CatalogEntry : IServedFile
         bool negotiable,
         long sidecarStamp = 0,
         StatedHeaders? stated = null,
-        IReadOnlyList<StatedEncoding>? statedEncodings = null)
+        IReadOnlyList<StatedEncoding>? statedEncodings = null,
+        long? lastModifiedTicks = null)
     {
         return new CatalogEntry(relativePath)
         {
@@ -185,6 +193,7 @@ internal sealed partial class CatalogEntry : IServedFile
             StatedEncodings = statedEncodings,
             VariesByEncoding = negotiable || stated?.VariesByEncoding == true,
             LastWriteTicks = lastWriteTicks,
+            LastModifiedTicks = lastModifiedTicks ?? lastWriteTicks,
             _root = root,
             _prefixLength = prefixLength,
             _physicalPath = IsUnder(physicalPath, root, relativePath.AsSpan(prefixLength)) ? null : physicalPath,

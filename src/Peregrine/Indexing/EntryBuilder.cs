@@ -139,6 +139,7 @@ internal sealed class EntryBuilder
         if (entry is not null && previous is { IsFile: true }
             && previous.Identity.Length == entry.Identity.Length
             && previous.LastWriteTicks == entry.LastWriteTicks
+            && previous.LastModifiedTicks == entry.LastModifiedTicks
             && previous.SidecarStamp == entry.SidecarStamp
             && previous.IsAt(file.Physical)
             && string.Equals(previous.Identity.ContentTag, entry.Identity.ContentTag, StringComparison.Ordinal))
@@ -265,6 +266,11 @@ internal sealed class EntryBuilder
             var facts = FileSystemProbe.Probe(handle);
             length = facts.Length;
             var lastWrite = new DateTime(facts.LastWriteTicks, DateTimeKind.Utc);
+
+            // A bucket's file linked from an earlier version keeps that version's time; the
+            // listing's time is the one every replica agrees on (docs/deployment.md, "Serving
+            // from a bucket").
+            var lastModified = _options.ListedLastModified?.Invoke(file.Root, file.Relative[file.PrefixLength..]) ?? lastWrite.Ticks;
             Representation identity;
             FileFacts? after = null;
             if (cache)
@@ -298,7 +304,7 @@ internal sealed class EntryBuilder
                 string etag;
                 if (length > _options.MaxHashedFileSize)
                 {
-                    etag = EntityTag.FromMetadata(length, lastWrite.Ticks);
+                    etag = EntityTag.FromMetadata(length, lastModified);
                 }
                 else if (copy is not null)
                 {
@@ -333,7 +339,7 @@ internal sealed class EntryBuilder
             var statedEncodings = _options.Routes.EncodingsFor(file.Relative);
             var negotiable = _options.Compression.Enabled
                 && ((statedEncodings is not null && _options.Compression.ManifestEncodings == ManifestEncodingPolicy.AsStated) || Compressibility.IsCompressible(contentType));
-            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastWrite.Ticks), cacheControl, negotiable, sidecarStamp, _options.Routes.StatedFor(file.Relative), statedEncodings);
+            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastModified), cacheControl, negotiable, sidecarStamp, _options.Routes.StatedFor(file.Relative), statedEncodings, lastModified);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

@@ -195,8 +195,10 @@ internal sealed class CatalogWatcher : IDisposable
     private void CheckRoot()
     {
         var current = _catalog.Current;
-        if (current is null)
+        if (current is null || _catalog.RescanUnderWay)
         {
+            // A rescan asked for (a bucket's new release) resolves the roots itself: asking again
+            // would index the new root twice.
             return;
         }
 

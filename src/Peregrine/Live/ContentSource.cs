@@ -20,7 +20,8 @@ internal sealed class ContentSource : IDisposable
 
     /// <summary>
     /// The source <paramref name="options"/> name. For a bucket, this makes the process's folder
-    /// for the copy and sets <see cref="PeregrineOptions.Root"/> to its link, before the catalog reads it.
+    /// for the copy and sets <see cref="PeregrineOptions.Root"/> to its link and
+    /// <see cref="PeregrineOptions.ListedLastModified"/> to its listed times, before the catalog reads them.
     /// </summary>
     public static ContentSource For(PeregrineOptions options, ILoggerFactory loggerFactory)
     {
@@ -31,6 +32,7 @@ internal sealed class ContentSource : IDisposable
 
         var bucket = BucketSource.Create(bucketOptions, loggerFactory);
         options.Root = bucket.RootLink;
+        options.ListedLastModified = bucket.Times.Find;
         return new ContentSource(bucket);
     }
 

@@ -84,8 +84,16 @@ internal sealed partial class FileCatalog
                             return;
                         }
 
+                        _rescanning = true;
                         Interlocked.Exchange(ref _refreshPending, 0);
-                        Rebuild();
+                        try
+                        {
+                            Rebuild();
+                        }
+                        finally
+                        {
+                            _rescanning = false;
+                        }
                     }
                     else
                     {

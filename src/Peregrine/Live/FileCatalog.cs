@@ -54,6 +54,7 @@ internal sealed partial class FileCatalog : IDisposable
     private Thread? _publisher;
     private int _started;
     private int _refreshPending;
+    private volatile bool _rescanning;
 
     public FileCatalog(IOptions<PeregrineOptions> options, ILoggerFactory loggerFactory)
         : this(options.Value, loggerFactory)
@@ -126,6 +127,12 @@ internal sealed partial class FileCatalog : IDisposable
             _publisher.Start();
         }
     }
+
+    /// <summary>
+    /// True from a rescan's request until its snapshot is published: the rescan resolves every
+    /// root afresh, so a root check that finds a root moved meanwhile has nothing to ask for.
+    /// </summary>
+    internal bool RescanUnderWay => _rescanning || Volatile.Read(ref _refreshPending) != 0;
 
     /// <summary>
     /// Asks for a whole rescan. Requests that arrive while one is pending are folded into it; the

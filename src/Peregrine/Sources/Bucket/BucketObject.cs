@@ -5,7 +5,7 @@ namespace Peregrine.Sources.Bucket;
 /// <param name="RelativePath">Its path under the release, with <c>/</c> between segments.</param>
 /// <param name="ETag">The bucket's ETag, quoted as S3 sends it: what tells two versions apart.</param>
 /// <param name="Size">Its length in bytes.</param>
-/// <param name="LastModified">Given to the local file, so every replica sends the same Last-Modified.</param>
+/// <param name="LastModified">The listing's time: the Last-Modified every replica sends (<see cref="ListedTimes"/>).</param>
 internal sealed record BucketObject(string Key, string RelativePath, string ETag, long Size, DateTime LastModified)
 {
     /// <summary>True when <paramref name="other"/> has the same bytes by the bucket's word: same ETag and length.</summary>

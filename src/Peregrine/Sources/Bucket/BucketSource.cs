@@ -47,6 +47,9 @@ internal sealed class BucketSource : IDisposable
     /// <summary>The link the catalog is to serve; becomes the instance's root.</summary>
     public string RootLink => _sync.RootLink;
 
+    /// <summary>The Last-Modified of each file, as listed; the index takes it instead of the file's time.</summary>
+    public ListedTimes Times => _sync.Times;
+
     /// <summary>What the last syncs came to, for /healthz.</summary>
     public BucketState State => _state;
 
@@ -229,7 +232,7 @@ internal sealed class BucketSource : IDisposable
             }
             else if (now - since >= s_removalGrace)
             {
-                BucketSync.Remove(folder);
+                _sync.Remove(folder);
                 _leaving.Remove(folder);
             }
         }

@@ -14,9 +14,10 @@ namespace Peregrine.Sources.Bucket;
 /// <remarks>
 /// The folder is the process's own (<see cref="InstanceFolder"/>): <c>current</c> → <c>v7</c>, the
 /// version folders, nothing else. A file whose ETag and length are unchanged from a version already
-/// held is hard-linked from it rather than downloaded again. Each file's modification time is the
-/// object's Last-Modified, so that replicas send the same Last-Modified, and a content-hash ETag
-/// equal to a local copy's. Not thread-safe: <see cref="BucketSource"/> runs one sync at a time.
+/// held is hard-linked from it rather than downloaded again, whatever its new Last-Modified: the
+/// index takes Last-Modified from the listing (<see cref="ListedTimes"/>), not from the file, so
+/// replicas send the same Last-Modified, and a content-hash ETag equal to a local copy's. Not
+/// thread-safe: <see cref="BucketSource"/> runs one sync at a time.
 /// </remarks>
 internal sealed class BucketSync : IDisposable
 {
@@ -28,6 +29,7 @@ internal sealed class BucketSync : IDisposable
     private readonly InstanceFolder _folder;
     private readonly ILogger _logger;
     private readonly HashSet<string> _skippedKeys = new(StringComparer.Ordinal);
+    private readonly ListedTimes _times = new();
     private LocalVersion? _current;
     private string? _pointerETag;
     private int _lastVersion;
@@ -47,6 +49,9 @@ internal sealed class BucketSync : IDisposable
 
     /// <summary>The link the catalog serves: its target is the version in force.</summary>
     public string RootLink => Path.Combine(_folder.Path, LinkName);
+
+    /// <summary>The Last-Modified of each file of the versions held, for the index.</summary>
+    public ListedTimes Times => _times;
 
     /// <summary>The release in force (the pointer's id, or the prefix itself); null before the first sync.</summary>
     public string? Release => _current?.Release;
@@ -135,7 +140,9 @@ internal sealed class BucketSync : IDisposable
             catch
             {
                 RemoveUnused(donors);
-                TryDelete(version.Folder);
+
+                // Its times too, if it failed in the switch itself.
+                Remove(version.Folder);
                 throw;
             }
         }
@@ -163,7 +170,11 @@ internal sealed class BucketSync : IDisposable
     }
 
     /// <summary>Removes one version folder no longer served.</summary>
-    public static void Remove(string folder) => TryDelete(folder);
+    public void Remove(string folder)
+    {
+        _times.Forget(folder);
+        TryDelete(folder);
+    }
 
     public void Dispose() => _client.Dispose();
 
@@ -214,11 +225,12 @@ internal sealed class BucketSync : IDisposable
         }
     }
 
-    /// <summary>Puts every listed object into <paramref name="version"/>'s folder: linked or copied from a donor when unchanged, downloaded otherwise.</summary>
+    /// <summary>Puts every listed object into <paramref name="version"/>'s folder: linked from a donor when unchanged, downloaded otherwise.</summary>
     /// <remarks>
-    /// A release named by the pointer is uploaded whole, so its unchanged files carry new times and
-    /// are copied, not linked: a deploy copies most of the site locally. Copies wait on the disk as
-    /// downloads wait on the network, so both run <see cref="BucketOptions.Downloads"/> at a time.
+    /// A release named by the pointer is uploaded whole, so its unchanged objects carry new times;
+    /// they are linked all the same, since the index takes the time from the listing: a deploy
+    /// downloads what changed and links the rest. Downloads wait on the network, so they run
+    /// <see cref="BucketOptions.Downloads"/> at a time.
     /// </remarks>
     private async Task<(int Downloaded, long Bytes)> FillAsync(LocalVersion version, Dictionary<string, BucketObject> listed, List<LocalVersion> donors, CancellationToken cancellationToken)
     {
@@ -258,7 +270,12 @@ internal sealed class BucketSync : IDisposable
         return (downloaded, bytes);
     }
 
-    /// <summary>Links or copies <paramref name="item"/> from a version that holds the same bytes; false when none does.</summary>
+    /// <summary>Links (or where links cannot be made, copies) <paramref name="item"/> from a version that holds the same bytes; false when none does.</summary>
+    /// <remarks>
+    /// The link shares the earlier file's inode and so its modification time, which may be an
+    /// earlier upload's: that time is only the file's version for the index (how it tells a file
+    /// changed on disk), never its Last-Modified, which is the listing's (<see cref="ListedTimes"/>).
+    /// </remarks>
     private static bool TryReuse(BucketObject item, string path, List<LocalVersion> donors)
     {
         foreach (var donor in donors)
@@ -271,19 +288,14 @@ internal sealed class BucketSync : IDisposable
             var source = Path.Combine(donor.Folder, item.RelativePath);
             try
             {
-                if (held.LastModified == item.LastModified && !OperatingSystem.IsWindows())
+                if (!OperatingSystem.IsWindows() && Interop.Libc.link(source, path) == 0)
                 {
-                    // The same inode: its modification time is already the object's.
-                    if (Interop.Libc.link(source, path) == 0)
-                    {
-                        return true;
-                    }
+                    return true;
                 }
 
-                // Uploaded again with the same bytes: a copy of its own, to carry the new time
-                // (a link would change the time the previous version's file is served with).
+                // No link (another file system under the folder, a link limit reached, Windows):
+                // a copy of its own.
                 File.Copy(source, path);
-                File.SetLastWriteTimeUtc(path, item.LastModified);
                 return true;
             }
             catch (IOException)
@@ -302,6 +314,9 @@ internal sealed class BucketSync : IDisposable
         var temporary = RootLink + ".new";
         TryDeleteFile(temporary);
         File.CreateSymbolicLink(temporary, Path.GetFileName(version.Folder));
+
+        // Before the link names it: the index may read the version as soon as the link moves.
+        _times.Add(version.Folder, version.Objects);
         if (OperatingSystem.IsWindows())
         {
             TryDeleteFile(RootLink);

@@ -9,7 +9,7 @@ namespace Peregrine.Tests.Sources.Bucket;
 
 /// <summary>
 /// Three servers (the executable, as deployed) reading one bucket behind haproxy: every file of a
-/// 7,000-file site answered with the uploaded bytes and one ETag whichever replica answers, 304
+/// 7,000-file site answered with the uploaded bytes and one ETag and Last-Modified whichever replica answers, 304
 /// across replicas, and a new release taken up by all of them. Each phase's time is written to
 /// the test's output.
 /// </summary>
@@ -109,7 +109,7 @@ public sealed class BucketReplicaTests(CephRgw rgw, ITestOutputHelper output)
             output.WriteLine($"checked r1 through haproxy in {phase.ElapsedMilliseconds} ms");
 
             // A release with index.html and every seventh file changed, named by the pointer: every
-            // replica takes it whole, the changed files downloaded and the others copied locally.
+            // replica takes it whole, the changed files downloaded and the others linked locally.
             var next = Next(site, "r2");
             phase.Restart();
             await UploadAsync(bucket, "r2", next);
@@ -158,19 +158,21 @@ public sealed class BucketReplicaTests(CephRgw rgw, ITestOutputHelper output)
         }
     }
 
-    /// <summary>Each file fetched through haproxy until three replicas answered it: the uploaded bytes, one ETag, then 304 on it from each.</summary>
+    /// <summary>Each file fetched through haproxy until three replicas answered it: the uploaded bytes, one ETag and one Last-Modified, then 304 on the tag from each.</summary>
     private static async Task CheckAsync(HttpClient client, Dictionary<string, byte[]> site)
     {
         var replicasSeen = new HashSet<string>();
         await Parallel.ForEachAsync(site, new ParallelOptions { MaxDegreeOfParallelism = 16 }, async (file, token) =>
         {
             var tags = new HashSet<string>();
+            var times = new HashSet<string>();
             for (var i = 0; i < 3; i++)
             {
                 using var response = await client.GetAsync("/" + file.Key, token);
                 Assert.Equal(HttpStatusCode.OK, response.StatusCode);
                 Assert.Equal(file.Value, await response.Content.ReadAsByteArrayAsync(token));
                 tags.Add(response.Headers.ETag!.Tag);
+                times.Add(response.Content.Headers.GetValues("Last-Modified").Single());
                 lock (replicasSeen)
                 {
                     replicasSeen.Add(response.Headers.GetValues("X-Replica").Single());
@@ -178,6 +180,7 @@ public sealed class BucketReplicaTests(CephRgw rgw, ITestOutputHelper output)
             }
 
             var tag = Assert.Single(tags);
+            Assert.Single(times);
             for (var i = 0; i < 3; i++)
             {
                 using var request = new HttpRequestMessage(HttpMethod.Get, "/" + file.Key);
