@@ -42,6 +42,7 @@ def main():
 
     rps, mbs, errors, cells = defaultdict(list), defaultdict(list), defaultdict(int), []
     by_rep = defaultdict(dict)
+    share, per_cpu, busy0 = defaultdict(list), defaultdict(list), defaultdict(list)
     for r in results:
         by_rep[(r["cell"], r["rep"])][r["server"]] = float(r["rps"])
         key = (r["cell"], r["server"])
@@ -51,6 +52,11 @@ def main():
         rps[key].append(float(r["rps"]))
         mbs[key].append(float(r["bytes"]) / secs / 1e6 if secs > 0 else 0.0)
         errors[key] += sum(int(r[k]) for k in ("connect", "read", "write", "status", "timeout"))
+        cpu = float(r.get("server_cpu_s") or 0)
+        if cpu > 0 and secs > 0:
+            share[key].append(cpu / secs)
+            per_cpu[key].append(float(r["requests"]) / cpu)
+            busy0[key].append(float(r["cpu0_busy"]))
 
     # First check of each server: body bytes per path and set.
     first = {}
@@ -93,6 +99,24 @@ def main():
     p("Median of the repetitions (min–max). MB/s: bytes wrk read per second (headers and bodies), 10^6 bytes. "
       "Errors: wrk's socket errors (connect, read, write, timeout) and responses outside 2xx/3xx, summed over the repetitions.")
 
+    if per_cpu:
+        p()
+        p("Requests per second of the server's own CPU time (user + system; nginx: master and worker). "
+          "On a shared machine this moves less than requests/s: a server that waits for its core loses "
+          "requests/s but not requests per CPU-second. The server's share of CPU 0 and how busy CPU 0 was "
+          "(by anyone) show how much the core was taken by other work.")
+        p()
+        p("| cell | conns | nginx req per CPU-s | Peregrine req per CPU-s | **Peregrine / nginx** | server share of CPU 0 (nginx / Peregrine) | CPU 0 busy (nginx / Peregrine runs) |")
+        p("|---|---:|---:|---:|---:|---:|---:|")
+        for cell in cells:
+            conns = next(r["conns"] for r in results if r["cell"] == cell)
+            n, g = per_cpu[(cell, "nginx")], per_cpu[(cell, "peregrine")]
+            ratio = f"**{statistics.median(g) / statistics.median(n):.2f}×**" if n and g else "—"
+            pct = lambda v: f"{100 * v:.0f}%"
+            p(f"| {cell.split('-c')[0]} | {int(conns):,} | {spread(n, lambda v: f'{v:,.0f}')} | {spread(g, lambda v: f'{v:,.0f}')} | {ratio} "
+              f"| {spread(share[(cell, 'nginx')], pct)} / {spread(share[(cell, 'peregrine')], pct)} "
+              f"| {spread(busy0[(cell, 'nginx')], pct)} / {spread(busy0[(cell, 'peregrine')], pct)} |")
+
     # What each server sent, path by path.
     p()
     p("### What each server sent")
@@ -131,7 +155,8 @@ def main():
         with open(loads) as f:
             rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
         p()
-        p("Load average (1, 5, 15 min) as each server started: " + "; ".join(f"{w} {l}" for w, l in rows))
+        p("Before each server started (rep, server: load average over 1, 5, 15 min; CPU busy over 1 s, "
+          "none of it the run's): " + "; ".join(" ".join(r) for r in rows))
 
     notes = os.path.join(out, "notes.txt")
     if os.path.exists(notes) and os.path.getsize(notes):
