@@ -84,8 +84,8 @@ def main():
     p(f"Load before: `{env.get('uptime_before', '').strip()}`  ")
     p(f"Load after: `{env.get('uptime_after', '').strip()}`")
     p()
-    p("| cell | conns | nginx req/s | Peregrine req/s | **Peregrine / nginx** | nginx MB/s | Peregrine MB/s | body per response (nginx / Peregrine) | errors (nginx / Peregrine) | ratio in each repetition |")
-    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    p("| cell | conns | nginx req/s | Peregrine req/s | **Peregrine / nginx** | nginx MB/s | Peregrine MB/s | body per response (nginx / Peregrine) | errors (nginx / Peregrine) | ratio in each repetition | best / best |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for cell in cells:
         conns = next(r["conns"] for r in results if r["cell"] == cell)
         n, g = rps[(cell, "nginx")], rps[(cell, "peregrine")]
@@ -94,9 +94,11 @@ def main():
         body = f"{body_mean('nginx', paths) / 1024:.1f} / {body_mean('peregrine', paths) / 1024:.1f} KiB"
         p(f"| {cell.split('-c')[0]} | {int(conns):,} | {spread(n, lambda v: f'{v:,.0f}')} | {spread(g, lambda v: f'{v:,.0f}')} | {ratio} "
           f"| {spread(mbs[(cell, 'nginx')], lambda v: f'{v:,.0f}')} | {spread(mbs[(cell, 'peregrine')], lambda v: f'{v:,.0f}')} "
-          f"| {body} | {errors[(cell, 'nginx')]} / {errors[(cell, 'peregrine')]} | {per_rep(cell)} |")
+          f"| {body} | {errors[(cell, 'nginx')]} / {errors[(cell, 'peregrine')]} | {per_rep(cell)} "
+          f"| {(max(g) / max(n) if n and g and max(n) > 0 else 0):.2f} |")
     p()
-    p("Median of the repetitions (min–max). MB/s: bytes wrk read per second (headers and bodies), 10^6 bytes. "
+    p("Median of the repetitions (min–max). Best / best: the ratio of each server's best repetition, "
+      "HttpArena's own way of ranking (best of 3). MB/s: bytes wrk read per second (headers and bodies), 10^6 bytes. "
       "Errors: wrk's socket errors (connect, read, write, timeout) and responses outside 2xx/3xx, summed over the repetitions.")
 
     if per_cpu:
