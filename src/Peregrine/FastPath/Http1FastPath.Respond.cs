@@ -82,6 +82,7 @@ internal sealed partial class Http1FastPath
                 return false;
             }
         }
+
         output.Write(notModified ? blocks.NotModified : blocks.Ok);
         output.Write(HttpDate.Line);
         if (request.Close)

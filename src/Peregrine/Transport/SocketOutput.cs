@@ -49,8 +49,7 @@ internal sealed class SocketOutput : PipeWriter
     private int _index;
     private long _offset;
 
-    private CancellationTokenSource? _cancel;
-    private volatile bool _flushing;
+    private readonly FlushCancellation _cancel = new();
     private bool _broken;
 
     // -1 until the first sendfile; then 1 when the socket is non-blocking (sendfile takes no
@@ -155,13 +154,13 @@ internal sealed class SocketOutput : PipeWriter
             case Progress.Failed:
                 return new ValueTask<FlushResult>(Failed());
             default:
-                return SendRestAsync(Token(cancellationToken));
+                return SendRestAsync(_cancel.Token(cancellationToken));
         }
     }
 
     private async ValueTask<FlushResult> SendRestAsync(CancellationToken token)
     {
-        _flushing = true;
+        _cancel.Waiting = true;
         try
         {
             while (true)
@@ -214,7 +213,7 @@ internal sealed class SocketOutput : PipeWriter
         }
         finally
         {
-            _flushing = false;
+            _cancel.Waiting = false;
         }
     }
 
@@ -364,37 +363,17 @@ internal sealed class SocketOutput : PipeWriter
         return new FlushResult(isCanceled: false, isCompleted: true);
     }
 
-    private CancellationToken Token(CancellationToken cancellationToken)
-    {
-        if (cancellationToken.CanBeCanceled)
-        {
-            return cancellationToken;
-        }
-
-        if (_cancel is null || !_cancel.TryReset())
-        {
-            _cancel?.Dispose();
-            _cancel = new CancellationTokenSource();
-        }
-
-        return _cancel.Token;
-    }
-
     /// <summary>Cancels a send waiting for the socket (the client stopped reading); with none waiting there is nothing to cancel.</summary>
     public override void CancelPendingFlush()
     {
-        if (_flushing)
-        {
-            _cancel?.Cancel();
-        }
+        _cancel.Cancel();
     }
 
     /// <summary>Returns the buffers; the socket stays open for Kestrel.</summary>
     public override void Complete(Exception? exception = null)
     {
         Reset();
-        _cancel?.Dispose();
-        _cancel = null;
+        _cancel.Dispose();
     }
 
     private void Reset()

@@ -29,8 +29,7 @@ internal sealed class TlsRecordWriter : PipeWriter
     private byte[]? _current;
     private int _written;
     private long _unflushed;
-    private CancellationTokenSource? _cancel;
-    private volatile bool _flushing;
+    private readonly FlushCancellation _cancel = new();
     private bool _broken;
 
     public TlsRecordWriter(SslStream stream) => _stream = stream;
@@ -81,7 +80,7 @@ internal sealed class TlsRecordWriter : PipeWriter
             return default;
         }
 
-        var token = Token(cancellationToken);
+        var token = _cancel.Token(cancellationToken);
         if (_full.Count != 0)
         {
             return WriteAllAsync(default, token);
@@ -102,7 +101,7 @@ internal sealed class TlsRecordWriter : PipeWriter
     /// <summary>Awaits <paramref name="current"/>, the only buffer's write already under way, or else writes every buffer in order.</summary>
     private async ValueTask<FlushResult> WriteAllAsync(ValueTask current, CancellationToken token)
     {
-        _flushing = true;
+        _cancel.Waiting = true;
         try
         {
             if (_full.Count == 0)
@@ -128,24 +127,8 @@ internal sealed class TlsRecordWriter : PipeWriter
         }
         finally
         {
-            _flushing = false;
+            _cancel.Waiting = false;
         }
-    }
-
-    private CancellationToken Token(CancellationToken cancellationToken)
-    {
-        if (cancellationToken.CanBeCanceled)
-        {
-            return cancellationToken;
-        }
-
-        if (_cancel is null || !_cancel.TryReset())
-        {
-            _cancel?.Dispose();
-            _cancel = new CancellationTokenSource();
-        }
-
-        return _cancel.Token;
     }
 
     private FlushResult Broken()
@@ -157,18 +140,14 @@ internal sealed class TlsRecordWriter : PipeWriter
     /// <summary>Cancels a write in flight (the client stopped reading); with none in flight there is nothing to cancel.</summary>
     public override void CancelPendingFlush()
     {
-        if (_flushing)
-        {
-            _cancel?.Cancel();
-        }
+        _cancel.Cancel();
     }
 
     /// <summary>Returns the buffers; the stream stays open for Kestrel.</summary>
     public override void Complete(Exception? exception = null)
     {
         Reset();
-        _cancel?.Dispose();
-        _cancel = null;
+        _cancel.Dispose();
     }
 
     /// <summary>The connection's transport with this writer as its output.</summary>
