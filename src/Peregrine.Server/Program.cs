@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.Options;
 using Peregrine;
+using Peregrine.Compression;
 using Peregrine.Live;
 using Peregrine.Server.Configuration;
 using Peregrine.Server.Hosting;
@@ -98,6 +99,8 @@ using (settings)
         _ = app.Services.GetRequiredService<FileCatalog>().Ready.ContinueWith(
             static ready => SystemdNotify.Send(ready.IsCompletedSuccessfully ? "READY=1" : "STATUS=The first index failed; see the log."),
             TaskScheduler.Default);
+        _ = SettledHeap.CollectOnceSettledAsync(
+            app.Services.GetRequiredService<FileCatalog>(), app.Services.GetRequiredService<Compressor>(), lifetime.ApplicationStopping);
 
         // Returns once SIGTERM or Ctrl+C has stopped the server: responses in flight have
         // finished, or the shutdown timeout has closed them.
