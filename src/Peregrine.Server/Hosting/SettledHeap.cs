@@ -26,7 +26,11 @@ internal static class SettledHeap
 
     /// <summary>Waits for the first index and an idle compressor, then collects once; returns early if the server stops or the index failed.</summary>
     /// <returns>True when the collection ran.</returns>
-    public static async Task<bool> CollectOnceSettledAsync(FileCatalog catalog, Compressor compressor, CancellationToken stopping)
+    public static Task<bool> CollectOnceSettledAsync(FileCatalog catalog, Compressor compressor, CancellationToken stopping)
+        => CollectOnceSettledAsync(catalog, compressor, MaxHeapBytes, stopping);
+
+    /// <summary>As above, with the largest heap that is compacted (the process's whole managed heap: a test host's is larger than a server's).</summary>
+    internal static async Task<bool> CollectOnceSettledAsync(FileCatalog catalog, Compressor compressor, long maxHeapBytes, CancellationToken stopping)
     {
         try
         {
@@ -47,7 +51,7 @@ internal static class SettledHeap
             return false;
         }
 
-        if (GC.GetTotalMemory(forceFullCollection: false) > MaxHeapBytes)
+        if (GC.GetTotalMemory(forceFullCollection: false) > maxHeapBytes)
         {
             return false;
         }

@@ -24,7 +24,8 @@ public sealed class SettledHeapTests : IDisposable
         using var compressor = Compressor.Follow(catalog, NullLoggerFactory.Instance);
         var fullCollections = GC.CollectionCount(GC.MaxGeneration);
 
-        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, CancellationToken.None);
+        // The test host's heap is far larger than a server's: no limit here (see the next test).
+        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, long.MaxValue, CancellationToken.None);
 
         // No index yet: nothing to settle on.
         await Task.Delay(SettledHeap.Delay * 2);
@@ -37,6 +38,21 @@ public sealed class SettledHeapTests : IDisposable
         Assert.True(catalog.Current!.TryFind("/index.html", out var entry));
         Assert.NotNull(entry.Encoded);
         Assert.True(GC.CollectionCount(GC.MaxGeneration) > fullCollections);
+    }
+
+    [Fact]
+    public async Task DoesNothing_WhenTheHeapIsAboveTheLimit()
+    {
+        _tree.Write("index.html", "home");
+        using var catalog = new FileCatalog(new PeregrineOptions { Root = _tree.Root }, NullLoggerFactory.Instance);
+        using var compressor = Compressor.Follow(catalog, NullLoggerFactory.Instance);
+
+        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, maxHeapBytes: 0, CancellationToken.None);
+        catalog.Start();
+
+        Assert.False(await settled.WaitAsync(TimeSpan.FromSeconds(60)));
+        Assert.True(catalog.Ready.IsCompletedSuccessfully);
+        Assert.True(compressor.WhenIdle().IsCompleted);
     }
 
     [Fact]
