@@ -27,10 +27,13 @@ internal static class SettledHeap
     /// <summary>Waits for the first index and an idle compressor, then collects once; returns early if the server stops or the index failed.</summary>
     /// <returns>True when the collection ran.</returns>
     public static Task<bool> CollectOnceSettledAsync(FileCatalog catalog, Compressor compressor, CancellationToken stopping)
-        => CollectOnceSettledAsync(catalog, compressor, MaxHeapBytes, stopping);
+        => CollectOnceSettledAsync(catalog, compressor, MaxHeapBytes, Collect, stopping);
 
-    /// <summary>As above, with the largest heap that is compacted (the process's whole managed heap: a test host's is larger than a server's).</summary>
-    internal static async Task<bool> CollectOnceSettledAsync(FileCatalog catalog, Compressor compressor, long maxHeapBytes, CancellationToken stopping)
+    /// <summary>
+    /// As above, with the largest heap that is compacted and the collection itself given: tests
+    /// count the call rather than stall their whole host, whose heap is larger than a server's.
+    /// </summary>
+    internal static async Task<bool> CollectOnceSettledAsync(FileCatalog catalog, Compressor compressor, long maxHeapBytes, Action collect, CancellationToken stopping)
     {
         try
         {
@@ -56,8 +59,13 @@ internal static class SettledHeap
             return false;
         }
 
+        collect();
+        return true;
+    }
+
+    private static void Collect()
+    {
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
         NativeHeap.Trim();
-        return true;
     }
 }

@@ -22,10 +22,10 @@ public sealed class SettledHeapTests : IDisposable
         _tree.Write("index.html", string.Concat(Enumerable.Repeat("<p>settled</p>\n", 4_000)));
         using var catalog = new FileCatalog(new PeregrineOptions { Root = _tree.Root }, NullLoggerFactory.Instance);
         using var compressor = Compressor.Follow(catalog, NullLoggerFactory.Instance);
-        var fullCollections = GC.CollectionCount(GC.MaxGeneration);
+        var collections = 0;
 
         // The test host's heap is far larger than a server's: no limit here (see the next test).
-        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, long.MaxValue, CancellationToken.None);
+        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, long.MaxValue, () => collections++, CancellationToken.None);
 
         // No index yet: nothing to settle on.
         await Task.Delay(SettledHeap.Delay * 2);
@@ -37,7 +37,7 @@ public sealed class SettledHeapTests : IDisposable
         Assert.True(compressor.WhenIdle().IsCompleted);
         Assert.True(catalog.Current!.TryFind("/index.html", out var entry));
         Assert.NotNull(entry.Encoded);
-        Assert.True(GC.CollectionCount(GC.MaxGeneration) > fullCollections);
+        Assert.Equal(1, collections);
     }
 
     [Fact]
@@ -47,10 +47,13 @@ public sealed class SettledHeapTests : IDisposable
         using var catalog = new FileCatalog(new PeregrineOptions { Root = _tree.Root }, NullLoggerFactory.Instance);
         using var compressor = Compressor.Follow(catalog, NullLoggerFactory.Instance);
 
-        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, maxHeapBytes: 0, CancellationToken.None);
+        var collections = 0;
+
+        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, maxHeapBytes: 0, () => collections++, CancellationToken.None);
         catalog.Start();
 
         Assert.False(await settled.WaitAsync(TimeSpan.FromSeconds(60)));
+        Assert.Equal(0, collections);
         Assert.True(catalog.Ready.IsCompletedSuccessfully);
         Assert.True(compressor.WhenIdle().IsCompleted);
     }
@@ -63,10 +66,13 @@ public sealed class SettledHeapTests : IDisposable
         using var compressor = Compressor.Follow(catalog, NullLoggerFactory.Instance);
         using var stopping = new CancellationTokenSource();
 
-        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, stopping.Token);
+        var collections = 0;
+
+        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, long.MaxValue, () => collections++, stopping.Token);
         stopping.Cancel();
 
         Assert.False(await settled.WaitAsync(TimeSpan.FromSeconds(10)));
+        Assert.Equal(0, collections);
     }
 
     [Fact]
@@ -79,11 +85,14 @@ public sealed class SettledHeapTests : IDisposable
         using var compressor = Compressor.Follow(catalog, NullLoggerFactory.Instance);
         Directory.Delete(root, recursive: true);
 
-        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, CancellationToken.None);
+        var collections = 0;
+
+        var settled = SettledHeap.CollectOnceSettledAsync(catalog, compressor, long.MaxValue, () => collections++, CancellationToken.None);
         catalog.Start();
 
         await Assert.ThrowsAnyAsync<Exception>(() => catalog.Ready);
         Assert.False(await settled.WaitAsync(TimeSpan.FromSeconds(10)));
+        Assert.Equal(0, collections);
     }
 
     public void Dispose() => _tree.Dispose();
