@@ -1,4 +1,4 @@
-using System.Security.Cryptography;
+using Peregrine.Indexing;
 
 namespace Peregrine.Compression;
 
@@ -9,11 +9,12 @@ namespace Peregrine.Compression;
 internal sealed class HashingReadStream : ReadOnlyStream
 {
     private readonly Stream _inner;
-    private readonly IncrementalHash _hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+    private readonly ContentHash.Incremental _hash;
 
     public HashingReadStream(Stream inner)
     {
         _inner = inner;
+        _hash = new ContentHash.Incremental(inner.CanSeek ? inner.Length - inner.Position : 0);
     }
 
     /// <summary>The bytes read so far.</summary>
@@ -27,13 +28,13 @@ internal sealed class HashingReadStream : ReadOnlyStream
         {
         }
 
-        return _hash.GetHashAndReset();
+        return _hash.Finish();
     }
 
     public override int Read(Span<byte> buffer)
     {
         var read = _inner.Read(buffer);
-        _hash.AppendData(buffer[..read]);
+        _hash.Append(buffer[..read]);
         BytesRead += read;
         return read;
     }

@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Security.Cryptography;
 using Peregrine.Indexing;
 using Peregrine.Negotiation;
 
@@ -82,7 +81,7 @@ internal sealed partial class VariantEncoder
         encodedLength = 0;
         var limit = work.Entry.Identity.Length;
         using var hashing = new HashingReadStream(encoded);
-        using var decodedHash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+        using var decodedHash = new ContentHash.Incremental(limit);
         var buffer = ArrayPool<byte>.Shared.Rent(DecodeBufferSize);
         try
         {
@@ -99,7 +98,7 @@ internal sealed partial class VariantEncoder
                         return null;
                     }
 
-                    decodedHash.AppendData(buffer, 0, read);
+                    decodedHash.Append(buffer.AsSpan(0, read));
                 }
             }
 
@@ -109,7 +108,7 @@ internal sealed partial class VariantEncoder
                 return null;
             }
 
-            if (EntityTag.FromHash(decodedHash.GetHashAndReset()) != work.IdentityTag)
+            if (EntityTag.FromHash(decodedHash.Finish()) != work.IdentityTag)
             {
                 reason = "decodes to different bytes than the file holds";
                 return null;

@@ -1,5 +1,4 @@
 using System.Buffers.Text;
-using System.Security.Cryptography;
 
 namespace Peregrine.Indexing;
 
@@ -23,8 +22,8 @@ internal static class EntityTag
 
     public static string Compute(ReadOnlySpan<byte> content)
     {
-        Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];
-        SHA256.HashData(content, hash);
+        Span<byte> hash = stackalloc byte[Sha256.HashSizeInBytes];
+        ContentHash.HashData(content, hash);
         return FromHash(hash);
     }
 
@@ -61,16 +60,16 @@ internal static class EntityTag
             return false;
         }
 
-        Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];
+        Span<byte> hash = stackalloc byte[Sha256.HashSizeInBytes];
         return Convert.TryFromBase64Chars(quoted[1..^1], hash, out var written)
-            && written == SHA256.HashSizeInBytes
+            && written == Sha256.HashSizeInBytes
             && string.Equals(FromHash(hash), contentTag, StringComparison.Ordinal);
     }
 
     public static string Compute(Stream content)
     {
-        Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];
-        SHA256.HashData(content, hash);
+        Span<byte> hash = stackalloc byte[Sha256.HashSizeInBytes];
+        ContentHash.HashData(content, hash);
         return FromHash(hash);
     }
 }

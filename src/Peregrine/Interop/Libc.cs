@@ -6,7 +6,7 @@ using System.Runtime.InteropServices;
 
 namespace Peregrine.Interop;
 
-/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2) and malloc_trim(3).</summary>
+/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2), malloc_trim(3) and dlopen(3)'s look-up.</summary>
 internal static partial class Libc
 {
     /// <summary>EAGAIN (EWOULDBLOCK) on Linux.</summary>
@@ -199,4 +199,29 @@ internal static partial class Libc
 
     [LibraryImport("libc")]
     public static partial int malloc_trim(nuint pad);
+
+    // :: dlopen(3) with RTLD_NOLOAD: whether a shared library is already in the process.
+
+    private const int LoadLazy = 0x1;
+    private const int LoadNoLoad = 0x4;
+
+    [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
+    private static partial nint dlopen(string file, int mode);
+
+    [LibraryImport("libc")]
+    private static partial int dlclose(nint handle);
+
+    /// <summary>True when <paramref name="soname"/> is loaded in this process; never loads it.</summary>
+    public static bool IsLoaded(string soname)
+    {
+        var handle = dlopen(soname, LoadLazy | LoadNoLoad);
+        if (handle == 0)
+        {
+            return false;
+        }
+
+        // RTLD_NOLOAD still takes a reference on a library it finds.
+        dlclose(handle);
+        return true;
+    }
 }

@@ -1,4 +1,3 @@
-using System.Security.Cryptography;
 using Peregrine.Indexing;
 
 namespace Peregrine.Listing;
@@ -33,8 +32,15 @@ internal static partial class DirectoryListing
     /// stops browsers asking for /favicon.ico. Send it with the HTML, not with the JSON.
     /// </summary>
     public static readonly string ContentSecurityPolicy =
-        "default-src 'none'; style-src 'sha256-" + Convert.ToBase64String(SHA256.HashData(Style)) +
+        "default-src 'none'; style-src 'sha256-" + StyleHash() +
         "'; img-src data:; base-uri 'none'; form-action 'none'";
+
+    private static string StyleHash()
+    {
+        Span<byte> hash = stackalloc byte[Sha256.HashSizeInBytes];
+        ContentHash.HashData(Style, hash);
+        return Convert.ToBase64String(hash);
+    }
 
     /// <summary>
     /// Renders one page of <paramref name="items"/> as a complete HTML document that works without

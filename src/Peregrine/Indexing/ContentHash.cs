@@ -1,0 +1,150 @@
+using System.Buffers;
+using System.Security.Cryptography;
+using Peregrine.Interop;
+
+namespace Peregrine.Indexing;
+
+/// <summary>
+/// The SHA-256 behind content tags, and whose code computes it. On Linux, .NET's SHA-256 is
+/// OpenSSL's, and loading OpenSSL to hash a small site costs more resident memory (3.3 MiB of
+/// libcrypto and libssl, bench/RESULTS.md "Content hashes without OpenSSL") than the whole site
+/// may hold. So on Linux a process hashes in managed code (<see cref="Sha256"/>) until it has
+/// hashed <see cref="ManagedBudget"/> bytes, or until OpenSSL is in the process anyway (HTTPS,
+/// a bucket), and with OpenSSL from then on: the most the slower code can add to a start-up is
+/// the time it takes to hash the budget, about a quarter of a second. Both give the same bytes.
+/// Elsewhere the platform's SHA-256 is a system library, and is always used.
+/// </summary>
+internal static class ContentHash
+{
+    /// <summary>How many bytes a process hashes in managed code before it turns to OpenSSL.</summary>
+    public const long ManagedBudget = 64L * 1024 * 1024;
+
+    private const int StreamBufferSize = 64 * 1024;
+
+    private static long s_managedBytes;
+    private static bool s_openSslLoaded;
+
+    /// <summary>The SHA-256 of <paramref name="content"/>.</summary>
+    public static void HashData(ReadOnlySpan<byte> content, Span<byte> destination)
+    {
+        if (TakeManaged(content.Length))
+        {
+            Sha256.HashData(content, destination);
+            Interlocked.Add(ref s_managedBytes, content.Length);
+        }
+        else
+        {
+            SHA256.HashData(content, destination);
+        }
+    }
+
+    /// <summary>The SHA-256 of what is left of <paramref name="content"/>.</summary>
+    public static void HashData(Stream content, Span<byte> destination)
+    {
+        if (!TakeManaged(content.CanSeek ? content.Length - content.Position : 0))
+        {
+            SHA256.HashData(content, destination);
+            return;
+        }
+
+        var hash = new Sha256();
+        var buffer = ArrayPool<byte>.Shared.Rent(StreamBufferSize);
+        try
+        {
+            int read;
+            while ((read = content.Read(buffer)) > 0)
+            {
+                hash.Append(buffer.AsSpan(0, read));
+                Interlocked.Add(ref s_managedBytes, read);
+            }
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+
+        hash.Finish(destination);
+    }
+
+    /// <summary>A SHA-256 fed piece by piece. Which code computes it is decided when it is made.</summary>
+    public sealed class Incremental : IDisposable
+    {
+        private readonly Sha256? _managed;
+        private readonly IncrementalHash? _platform;
+
+        /// <param name="expectedLength">The bytes it will be fed, if known; 0 if not.</param>
+        public Incremental(long expectedLength)
+        {
+            if (TakeManaged(expectedLength))
+            {
+                _managed = new Sha256();
+            }
+            else
+            {
+                _platform = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+            }
+        }
+
+        public void Append(ReadOnlySpan<byte> data)
+        {
+            if (_managed is not null)
+            {
+                _managed.Append(data);
+                Interlocked.Add(ref s_managedBytes, data.Length);
+            }
+            else
+            {
+                _platform!.AppendData(data);
+            }
+        }
+
+        public void Finish(Span<byte> destination)
+        {
+            if (_managed is not null)
+            {
+                _managed.Finish(destination);
+            }
+            else
+            {
+                _platform!.GetHashAndReset(destination);
+            }
+        }
+
+        public byte[] Finish()
+        {
+            var hash = new byte[Sha256.HashSizeInBytes];
+            Finish(hash);
+            return hash;
+        }
+
+        public void Dispose() => _platform?.Dispose();
+    }
+
+    /// <summary>
+    /// True when the next <paramref name="length"/> bytes are to be hashed in managed code. The
+    /// callers count the bytes as they hash them.
+    /// </summary>
+    private static bool TakeManaged(long length)
+        => OperatingSystem.IsLinux() && Volatile.Read(ref s_managedBytes) + length <= ManagedBudget && !OpenSslLoaded();
+
+    private static bool OpenSslLoaded()
+    {
+        if (!s_openSslLoaded && PlatformParts.IsNative)
+        {
+            // Loaded by .NET's OpenSSL shim once anything in the process asked for it; RTLD_NOLOAD
+            // only looks, and never loads.
+            try
+            {
+                s_openSslLoaded = Libc.IsLoaded("libcrypto.so.3") || Libc.IsLoaded("libcrypto.so.1.1");
+            }
+            catch (Exception ex) when (ex is EntryPointNotFoundException or DllNotFoundException)
+            {
+                // A C library without dlopen(3) (glibc before 2.34 keeps it in libdl): no way to
+                // look, so the platform's SHA-256, as if OpenSSL were loaded.
+                s_openSslLoaded = true;
+            }
+        }
+
+        return s_openSslLoaded;
+    }
+}
