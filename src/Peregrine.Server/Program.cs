@@ -99,6 +99,9 @@ using (settings)
         _ = app.Services.GetRequiredService<FileCatalog>().Ready.ContinueWith(
             static ready => SystemdNotify.Send(ready.IsCompletedSuccessfully ? "READY=1" : "STATUS=The first index failed; see the log."),
             TaskScheduler.Default);
+        // The runtime has long since expanded the executable's type data; its compressed form
+        // need not stay in memory.
+        DehydratedData.Release();
         _ = SettledHeap.CollectOnceSettledAsync(
             app.Services.GetRequiredService<FileCatalog>(), app.Services.GetRequiredService<Compressor>(), lifetime.ApplicationStopping);
 

@@ -6,7 +6,7 @@ using System.Runtime.InteropServices;
 
 namespace Peregrine.Interop;
 
-/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2), malloc_trim(3) and dlopen(3)'s look-up.</summary>
+/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2), malloc_trim(3), dlopen(3)'s look-up, madvise(2) and getauxval(3).</summary>
 internal static partial class Libc
 {
     /// <summary>EAGAIN (EWOULDBLOCK) on Linux.</summary>
@@ -224,4 +224,15 @@ internal static partial class Libc
         dlclose(handle);
         return true;
     }
+
+    // :: madvise(2) MADV_DONTNEED, and getauxval(3) AT_PHDR: where the executable's program headers were loaded.
+
+    public const int DontNeed = 4;
+    public const ulong AuxProgramHeaders = 3;
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int madvise(nint address, nuint length, int advice);
+
+    [LibraryImport("libc")]
+    public static partial nuint getauxval(ulong type);
 }
