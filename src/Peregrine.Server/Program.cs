@@ -8,6 +8,7 @@ using Peregrine.Live;
 using Peregrine.Server.Configuration;
 using Peregrine.Server.Hosting;
 
+NativeHeap.LimitArenas();
 var loaded = SettingsLoader.Load(args, EnvironmentSource.FromProcess());
 foreach (var warning in loaded.Warnings)
 {

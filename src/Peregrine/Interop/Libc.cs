@@ -6,7 +6,7 @@ using System.Runtime.InteropServices;
 
 namespace Peregrine.Interop;
 
-/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2), malloc_trim(3), dlopen(3)'s look-up, madvise(2) and getauxval(3).</summary>
+/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2), malloc_trim(3) and mallopt(3), dlopen(3)'s look-up, madvise(2) and getauxval(3).</summary>
 internal static partial class Libc
 {
     /// <summary>EAGAIN (EWOULDBLOCK) on Linux.</summary>
@@ -199,6 +199,12 @@ internal static partial class Libc
 
     [LibraryImport("libc")]
     public static partial int malloc_trim(nuint pad);
+
+    /// <summary>M_ARENA_MAX, glibc's: the most arenas malloc makes (by default, eight per CPU).</summary>
+    public const int ArenaMax = -8;
+
+    [LibraryImport("libc")]
+    public static partial int mallopt(int parameter, int value);
 
     // :: dlopen(3) with RTLD_NOLOAD: whether a shared library is already in the process.
 
