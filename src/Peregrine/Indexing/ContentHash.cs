@@ -6,18 +6,19 @@ namespace Peregrine.Indexing;
 
 /// <summary>
 /// The SHA-256 behind content tags, and whose code computes it. On Linux, .NET's SHA-256 is
-/// OpenSSL's, and loading OpenSSL to hash a small site costs more resident memory (3.3 MiB of
-/// libcrypto and libssl, bench/RESULTS.md "Content hashes without OpenSSL") than the whole site
-/// may hold. So on Linux a process hashes in managed code (<see cref="Sha256"/>) until it has
-/// hashed <see cref="ManagedBudget"/> bytes, or until OpenSSL is in the process anyway (HTTPS,
-/// a bucket), and with OpenSSL from then on: the most the slower code can add to a start-up is
-/// the time it takes to hash the budget, about a quarter of a second. Both give the same bytes.
+/// OpenSSL's, and loading OpenSSL to hash a small site costs more resident memory (3.4 MiB of
+/// libcrypto and libssl) than the whole site may hold (docs/performance.md, "Content hashes
+/// without OpenSSL"). So on Linux a process hashes in managed code (<see cref="Sha256"/>) until
+/// it has hashed <see cref="ManagedBudget"/> bytes, or until OpenSSL is in the process anyway
+/// (HTTPS, a bucket, a password check), and with OpenSSL from then on: the most the slower code
+/// can add to a start-up is the time it takes to hash the budget, under 0.1 s on the machine
+/// measured. Both give the same bytes.
 /// Elsewhere the platform's SHA-256 is a system library, and is always used.
 /// </summary>
 internal static class ContentHash
 {
     /// <summary>How many bytes a process hashes in managed code before it turns to OpenSSL.</summary>
-    public const long ManagedBudget = 64L * 1024 * 1024;
+    public const long ManagedBudget = 16L * 1024 * 1024;
 
     private const int StreamBufferSize = 64 * 1024;
 
