@@ -41,7 +41,7 @@ internal static class DehydratedData
         {
             return TryFind(out var start, out var end) ? Drop(start, end) : 0;
         }
-        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or DllNotFoundException or EntryPointNotFoundException)
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or FormatException or OverflowException or DllNotFoundException or EntryPointNotFoundException)
         {
             return 0;
         }
