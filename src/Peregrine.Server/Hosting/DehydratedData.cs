@@ -39,7 +39,8 @@ internal static class DehydratedData
 
         try
         {
-            return TryFind(out var start, out var end) ? Drop(start, end) : 0;
+            var mappings = ExecutableMappings();
+            return TryFind(mappings, out var start, out var end) ? Drop(mappings, start, end) : 0;
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or FormatException or OverflowException or DllNotFoundException or EntryPointNotFoundException)
         {
@@ -47,7 +48,7 @@ internal static class DehydratedData
         }
     }
 
-    private static bool TryFind(out nint start, out nint end)
+    private static bool TryFind(List<Mapping> mappings, out nint start, out nint end)
     {
         start = end = 0;
         if (!TryReadModulesSection(out var modulesAddress, out var programHeaderAddress))
@@ -63,20 +64,20 @@ internal static class DehydratedData
 
         // Every address is checked against the executable's mappings before it is read.
         var modules = loadedProgramHeaders - (nint)programHeaderAddress + (nint)modulesAddress;
-        if (!InExecutableMapping(modules, modules + nint.Size, out _))
+        if (Containing(mappings, modules, modules + nint.Size) is null)
         {
             return false;
         }
 
         var header = Marshal.ReadIntPtr(modules);
-        if (!InExecutableMapping(header, header + 16, out _) || (uint)Marshal.ReadInt32(header) != ReadyToRunSignature)
+        if (Containing(mappings, header, header + 16) is null || (uint)Marshal.ReadInt32(header) != ReadyToRunSignature)
         {
             return false;
         }
 
         int count = (ushort)Marshal.ReadInt16(header, 12);
         int entrySize = Marshal.ReadByte(header, 14);
-        if (entrySize < 8 + (2 * nint.Size) || !InExecutableMapping(header, header + 16 + (count * entrySize), out _))
+        if (entrySize < 8 + (2 * nint.Size) || Containing(mappings, header, header + 16 + (count * entrySize)) is null)
         {
             return false;
         }
@@ -159,41 +160,42 @@ internal static class DehydratedData
         return bytes;
     }
 
-    /// <summary>True when [<paramref name="start"/>, <paramref name="end"/>) lies within one mapping of the executable file.</summary>
-    private static bool InExecutableMapping(nint start, nint end, out string permissions)
+    private sealed record Mapping(nint Low, nint High, string Permissions);
+
+    /// <summary>The mappings of the executable file, from <c>/proc/self/maps</c>.</summary>
+    private static List<Mapping> ExecutableMappings()
     {
-        permissions = "";
+        var mappings = new List<Mapping>();
         var executable = File.ResolveLinkTarget("/proc/self/exe", returnFinalTarget: false)?.FullName;
         foreach (var line in File.ReadLines("/proc/self/maps"))
         {
             // 55f7ca005000-55f7ca447000 r--p 00972000 fe:01 1234  /path/to/peregrine
             var fields = line.Split(' ', 6, StringSplitOptions.RemoveEmptyEntries);
-            if (fields.Length < 6 || fields[5].Trim() != executable)
+            if (fields.Length == 6 && fields[5].Trim() == executable)
             {
-                continue;
-            }
-
-            var dash = fields[0].IndexOf('-');
-            var low = nint.Parse(fields[0].AsSpan(0, dash), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
-            var high = nint.Parse(fields[0].AsSpan(dash + 1), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
-            if (start >= low && end <= high)
-            {
-                permissions = fields[1];
-                return true;
+                var dash = fields[0].IndexOf('-');
+                mappings.Add(new Mapping(
+                    nint.Parse(fields[0].AsSpan(0, dash), NumberStyles.HexNumber, CultureInfo.InvariantCulture),
+                    nint.Parse(fields[0].AsSpan(dash + 1), NumberStyles.HexNumber, CultureInfo.InvariantCulture),
+                    fields[1]));
             }
         }
 
-        return false;
+        return mappings;
     }
 
-    private static long Drop(nint start, nint end)
+    /// <summary>The one mapping of the executable that holds [<paramref name="start"/>, <paramref name="end"/>), if any.</summary>
+    private static Mapping? Containing(List<Mapping> mappings, nint start, nint end)
+        => mappings.Find(m => start >= m.Low && end <= m.High);
+
+    private static long Drop(List<Mapping> mappings, nint start, nint end)
     {
         // Only whole pages inside the data, and only from a read-only private mapping of the
         // file: there, MADV_DONTNEED can never lose a byte.
         var pageSize = Environment.SystemPageSize;
         var first = (start + pageSize - 1) & ~(nint)(pageSize - 1);
         var last = end & ~(nint)(pageSize - 1);
-        if (last <= first || !InExecutableMapping(first, last, out var permissions) || permissions != "r--p")
+        if (last <= first || Containing(mappings, first, last)?.Permissions != "r--p")
         {
             return 0;
         }

@@ -48,7 +48,7 @@ internal static class ContentHash
             return;
         }
 
-        var hash = new Sha256();
+        using var hash = new Incremental(managed: true);
         var buffer = ArrayPool<byte>.Shared.Rent(StreamBufferSize);
         try
         {
@@ -56,7 +56,6 @@ internal static class ContentHash
             while ((read = content.Read(buffer)) > 0)
             {
                 hash.Append(buffer.AsSpan(0, read));
-                Interlocked.Add(ref s_managedBytes, read);
             }
         }
         finally
@@ -75,8 +74,14 @@ internal static class ContentHash
 
         /// <param name="expectedLength">The bytes it will be fed, if known; 0 if not.</param>
         public Incremental(long expectedLength)
+            : this(TakeManaged(expectedLength))
         {
-            if (TakeManaged(expectedLength))
+        }
+
+        /// <summary>Managed or the platform's, as the caller has already decided.</summary>
+        internal Incremental(bool managed)
+        {
+            if (managed)
             {
                 _managed = new Sha256();
             }
