@@ -158,7 +158,7 @@ public sealed class ClientHelloTests
         await listener.DisposeAsync();
     }
 
-    private static ClientHelloListener Listen(TimeSpan peekTimeout)
+    internal static ClientHelloListener Listen(TimeSpan peekTimeout)
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
@@ -166,7 +166,7 @@ public sealed class ClientHelloTests
         return new ClientHelloListener(socket, NullLogger.Instance, new SharedPools(), peekTimeout);
     }
 
-    private static async Task<ConnectionContext> AcceptAsync(ClientHelloListener listener)
+    internal static async Task<ConnectionContext> AcceptAsync(ClientHelloListener listener)
         => (await listener.AcceptAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(10)))!;
 
     /// <summary>Starts a TLS handshake offering <paramref name="alpn"/> to the listener and returns the connection it hands on.</summary>
@@ -184,7 +184,7 @@ public sealed class ClientHelloTests
     }
 
     /// <summary>The first record a .NET TLS client sends when it offers <paramref name="alpn"/>.</summary>
-    private static async Task<byte[]> CaptureClientHelloAsync(string[] alpn)
+    internal static async Task<byte[]> CaptureClientHelloAsync(string[] alpn)
     {
         using var server = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         server.Bind(new IPEndPoint(IPAddress.Loopback, 0));
