@@ -48,6 +48,19 @@ internal static class ServerHost
             // blocks; Peregrine's request path does not (disk reads are scheduled off the socket
             // thread by RandomAccess).
             builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
+
+            // Except for HTTP/2: prior-knowledge h2c answers twice the requests/s with Kestrel's
+            // default scheduling, where the frames of many streams gather into one send. The
+            // listener peeks at each connection's first bytes and gives one that starts with the
+            // connection preface the default; the rest stay inline, with Kestrel's own memory
+            // pool (docs/performance.md, "Inline I/O"). Endpoints other than IP addresses keep
+            // Kestrel's transport, inline.
+            if (ClientHelloTransportFactory.IsSupported)
+            {
+                builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(
+                    services.GetRequiredService<ILoggerFactory>(),
+                    cleartextPools: services.GetRequiredService<IMemoryPoolFactory<byte>>()));
+            }
         }
         else if (UsesInlineIo(settings) && ClientHelloTransportFactory.IsSupported)
         {

@@ -18,7 +18,8 @@ namespace Peregrine.Server.Tls;
 /// inline scheduling doubles HTTPS/1.1 and halves HTTP/2), and Kestrel fixes the scheduling when
 /// a connection is accepted, before its handshake says which protocol it speaks. So the listener
 /// peeks at the first bytes (the ClientHello, left in the socket for Kestrel's handshake) before
-/// it hands the connection to Kestrel.
+/// it hands the connection to Kestrel. On a cleartext server the same holds for prior-knowledge
+/// h2c, which the listener tells by HTTP/2's connection preface (<see cref="ClientHelloListener.ReadPreface"/>).
 /// </summary>
 /// <remarks>
 /// The connections themselves are Kestrel's (<see cref="SocketConnectionContextFactory"/>), with
@@ -30,7 +31,12 @@ namespace Peregrine.Server.Tls;
 /// </remarks>
 /// <param name="loggers">For Kestrel's transport category.</param>
 /// <param name="httpsPort">The port as configured (0 for one picked at bind) whose listener answers plain HTTP with 400; null for none.</param>
-internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? httpsPort = null) : IConnectionListenerFactory, IConnectionListenerFactorySelector
+/// <param name="cleartextPools">
+/// For a cleartext server: its connections are sorted by HTTP/2's connection preface
+/// (prior-knowledge h2c gets Kestrel's default scheduling, anything else inline) rather than by a
+/// ClientHello, and take their memory from this pool (Kestrel's own).
+/// </param>
+internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? httpsPort = null, IMemoryPoolFactory<byte>? cleartextPools = null) : IConnectionListenerFactory, IConnectionListenerFactorySelector
 {
     /// <summary>
     /// Whether this runtime's socket transport lets its connections be given a memory pool
@@ -97,7 +103,10 @@ internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? h
 
         var logger = loggers.CreateLogger("Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets");
         var answersPlainHttp = ((IPEndPoint)endpoint).Port == httpsPort;
-        return new ValueTask<IConnectionListener>(new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout, answersPlainHttp));
+        var listener = cleartextPools is null
+            ? new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout, answersPlainHttp)
+            : new ClientHelloListener(socket, logger, cleartextPools, ClientHelloListener.DefaultPeekTimeout, answersPlainHttp: false, cleartext: true);
+        return new ValueTask<IConnectionListener>(listener);
     }
 }
 
@@ -138,6 +147,7 @@ internal sealed class ClientHelloListener : IConnectionListener
     private readonly SocketConnectionContextFactory _queued;
     private readonly TimeSpan _peekTimeout;
     private readonly bool _answersPlainHttp;
+    private readonly bool _cleartext;
     private readonly Channel<ConnectionContext> _ready = Channel.CreateUnbounded<ConnectionContext>(new UnboundedChannelOptions { SingleWriter = false });
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _accepting;
@@ -146,11 +156,13 @@ internal sealed class ClientHelloListener : IConnectionListener
     private long _other;
 
     /// <param name="answersPlainHttp">Whether a connection whose first byte is a letter (plain HTTP on this TLS port) gets 400 here rather than being handed on.</param>
-    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout, bool answersPlainHttp = false)
+    /// <param name="cleartext">Whether connections are sorted by HTTP/2's connection preface (a cleartext server) rather than by their ClientHello.</param>
+    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout, bool answersPlainHttp = false, bool cleartext = false)
     {
         _socket = socket;
         _peekTimeout = peekTimeout;
         _answersPlainHttp = answersPlainHttp;
+        _cleartext = cleartext;
         EndPoint = socket.LocalEndPoint!;
         _inline = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: true, pools), logger);
         _queued = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: false, pools), logger);
@@ -229,7 +241,9 @@ internal sealed class ClientHelloListener : IConnectionListener
             while (true)
             {
                 var peeked = await accepted.ReceiveAsync(buffer.AsMemory(0, PeekBytes), SocketFlags.Peek, timeout.Token);
-                offer = peeked == 0 ? ClientOffer.Unknown : ClientHello.Read(buffer.AsSpan(0, peeked));
+                offer = peeked == 0 ? ClientOffer.Unknown
+                    : _cleartext ? ReadPreface(buffer.AsSpan(0, peeked))
+                    : ClientHello.Read(buffer.AsSpan(0, peeked));
                 if (offer != ClientOffer.Incomplete || peeked == PeekBytes)
                 {
                     // A TLS record starts with its type (22 for a handshake); an HTTP request
@@ -263,6 +277,23 @@ internal sealed class ClientHelloListener : IConnectionListener
         }
 
         HandOn(accepted, offer);
+    }
+
+    /// <summary>
+    /// Whether a cleartext connection starts with HTTP/2's connection preface (RFC 9113 §3.4),
+    /// prior-knowledge h2c, which Kestrel answers with HTTP/2: <see cref="ClientOffer.Http2"/>;
+    /// <see cref="ClientOffer.Incomplete"/> while the bytes so far are its start; anything else is
+    /// HTTP/1.1 or not HTTP, and Kestrel decides.
+    /// </summary>
+    internal static ClientOffer ReadPreface(ReadOnlySpan<byte> first)
+    {
+        var preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8;
+        if (first.Length >= preface.Length)
+        {
+            return first.StartsWith(preface) ? ClientOffer.Http2 : ClientOffer.Unknown;
+        }
+
+        return preface.StartsWith(first) ? ClientOffer.Incomplete : ClientOffer.Unknown;
     }
 
     /// <summary>

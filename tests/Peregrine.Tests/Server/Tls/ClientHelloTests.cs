@@ -148,6 +148,52 @@ public sealed class ClientHelloTests
         Assert.Equal(payload, read.Buffer.ToArray());
     }
 
+    [Theory]
+    [InlineData("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "Http2")]
+    [InlineData("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\x12\x04\0\0\0\0\0", "Http2")]
+    [InlineData("PRI * HTTP/2.0\r\n", "Incomplete")]
+    [InlineData("P", "Incomplete")]
+    [InlineData("POST / HTTP/1.1\r\n", "Unknown")]
+    [InlineData("PRI * HTTP/1.1\r\n\r\nSM\r\n\r\n", "Unknown")]
+    [InlineData("GET / HTTP/1.1\r\nHost: x\r\n\r\n", "Unknown")]
+    [InlineData("\x16\x03\x01\x02\0\x01", "Unknown")]
+    public void CleartextConnection_IsSortedByTheConnectionPreface(string first, string expected)
+        => Assert.Equal(expected, ClientHelloListener.ReadPreface(Encoding.Latin1.GetBytes(first)).ToString());
+
+    [Fact]
+    public async Task CleartextListener_HandsH2cOnWithQueuedSchedulingAndHttp11Inline()
+    {
+        await using var listener = (ClientHelloListener)await new ClientHelloTransportFactory(NullLoggerFactory.Instance, cleartextPools: new SharedPools())
+            .BindAsync(new IPEndPoint(IPAddress.Loopback, 0));
+        var preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8.ToArray();
+
+        // The preface in two parts: the listener waits for the rest.
+        using (var h2c = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true })
+        {
+            await h2c.ConnectAsync(listener.EndPoint);
+            await h2c.SendAsync(preface.AsMemory(0, 10));
+            var accept = AcceptAsync(listener);
+            await Task.Delay(50);
+            Assert.False(accept.IsCompleted);
+
+            await h2c.SendAsync(preface.AsMemory(10));
+            await using var connection = await accept;
+            Assert.Equal((1, 0), (listener.Http2Connections, listener.OtherConnections));
+
+            // Left in the socket for Kestrel, and the output is Kestrel's pipe.
+            var read = await connection.Transport.Input.ReadAtLeastAsync(preface.Length).AsTask().WaitAsync(TimeSpan.FromSeconds(10));
+            Assert.Equal(preface, read.Buffer.Slice(0, preface.Length).ToArray());
+            Assert.IsNotType<EncryptedOutput>(connection.Transport.Output);
+        }
+
+        using var http11 = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await http11.ConnectAsync(listener.EndPoint);
+        await http11.SendAsync("GET / HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        await using var plain = await AcceptAsync(listener);
+        Assert.Equal((1, 1), (listener.Http2Connections, listener.OtherConnections));
+        Assert.IsNotType<EncryptedOutput>(plain.Transport.Output);
+    }
+
     [Fact]
     public async Task Unbound_AcceptReturnsNothing()
     {
