@@ -142,6 +142,9 @@ internal sealed class ClientHelloListener : IConnectionListener
     private static readonly byte[] s_plainHttpHead = System.Text.Encoding.ASCII.GetBytes(
         $"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {s_plainHttpBody.Length}\r\nConnection: close\r\nDate: ");
 
+    // HTTP/2's connection preface (RFC 9113 §3.4), with which prior-knowledge h2c starts.
+    private static readonly byte[] s_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8.ToArray();
+
     private readonly Socket _socket;
     private readonly SocketConnectionContextFactory _inline;
     private readonly SocketConnectionContextFactory _queued;
@@ -229,22 +232,44 @@ internal sealed class ClientHelloListener : IConnectionListener
         _ready.Writer.TryComplete();
     }
 
+    /// <summary>The time a connection has to send its first bytes, from its first wait for them.</summary>
+    private CancellationTokenSource StartPeekTimeout()
+    {
+        var timeout = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
+        timeout.CancelAfter(_peekTimeout);
+        return timeout;
+    }
+
     private async Task SortAsync(Socket accepted)
     {
         var offer = ClientOffer.Unknown;
         var plainHttp = false;
-        var buffer = ArrayPool<byte>.Shared.Rent(PeekBytes);
+
+        // On a cleartext server the preface's 24 bytes decide; a ClientHello takes more.
+        var size = _cleartext ? s_preface.Length : PeekBytes;
+        var buffer = ArrayPool<byte>.Shared.Rent(size);
+        CancellationTokenSource? timeout = null;
         try
         {
-            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
-            timeout.CancelAfter(_peekTimeout);
             while (true)
             {
-                var peeked = await accepted.ReceiveAsync(buffer.AsMemory(0, PeekBytes), SocketFlags.Peek, timeout.Token);
+                int peeked;
+                if (accepted.Available > 0)
+                {
+                    // Bytes are waiting (the common case: a client sends as soon as it has
+                    // connected), so the peek returns at once, and no timer is needed.
+                    peeked = accepted.Receive(buffer, 0, size, SocketFlags.Peek);
+                }
+                else
+                {
+                    timeout ??= StartPeekTimeout();
+                    peeked = await accepted.ReceiveAsync(buffer.AsMemory(0, size), SocketFlags.Peek, timeout.Token);
+                }
+
                 offer = peeked == 0 ? ClientOffer.Unknown
                     : _cleartext ? ReadPreface(buffer.AsSpan(0, peeked))
                     : ClientHello.Read(buffer.AsSpan(0, peeked));
-                if (offer != ClientOffer.Incomplete || peeked == PeekBytes)
+                if (offer != ClientOffer.Incomplete || peeked == size)
                 {
                     // A TLS record starts with its type (22 for a handshake); an HTTP request
                     // with its method, in letters (RFC 9112 §3): http:// to the HTTPS port.
@@ -253,6 +278,7 @@ internal sealed class ClientHelloListener : IConnectionListener
                 }
 
                 // A peek returns at once while bytes wait, so wait a little for the rest.
+                timeout ??= StartPeekTimeout();
                 await Task.Delay(s_partialRetry, timeout.Token);
             }
         }
@@ -266,6 +292,7 @@ internal sealed class ClientHelloListener : IConnectionListener
         }
         finally
         {
+            timeout?.Dispose();
             ArrayPool<byte>.Shared.Return(buffer);
             Interlocked.Decrement(ref _waiting);
         }
@@ -287,7 +314,7 @@ internal sealed class ClientHelloListener : IConnectionListener
     /// </summary>
     internal static ClientOffer ReadPreface(ReadOnlySpan<byte> first)
     {
-        var preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8;
+        var preface = s_preface.AsSpan();
         if (first.Length >= preface.Length)
         {
             return first.StartsWith(preface) ? ClientOffer.Http2 : ClientOffer.Unknown;
