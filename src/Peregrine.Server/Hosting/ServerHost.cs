@@ -49,8 +49,8 @@ internal static class ServerHost
             // thread by RandomAccess).
             builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
 
-            // Except for HTTP/2: prior-knowledge h2c answers twice the requests/s with Kestrel's
-            // default scheduling, where the frames of many streams gather into one send. The
+            // Except for HTTP/2: prior-knowledge h2c answers about twice the requests/s at 3.5 KB
+            // with Kestrel's default scheduling, where the frames of many streams gather into one send. The
             // listener peeks at each connection's first bytes and gives one that starts with the
             // connection preface the default; the rest stay inline, with Kestrel's own memory
             // pool (docs/performance.md, "Inline I/O"). Endpoints other than IP addresses keep

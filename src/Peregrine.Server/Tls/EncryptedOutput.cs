@@ -2,12 +2,13 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Sockets;
 using Microsoft.AspNetCore.Connections;
+using Peregrine.Transport;
 
 namespace Peregrine.Server.Tls;
 
 /// <summary>
 /// The output of a TLS connection below its <see cref="System.Net.Security.SslStream"/>: each
-/// encrypted write goes to the socket from the stream's own buffer, where Kestrel's socket
+/// encrypted write goes to the socket from the stream's own buffer, whereas Kestrel's socket
 /// transport copies it into the connection's output pipe and sends it from there on the next turn
 /// of its send loop. The stream writes through Kestrel's <c>DuplexPipeStream</c>, which calls
 /// <see cref="WriteAsync"/> and awaits it before it reuses the buffer, so nothing needs copying
@@ -45,7 +46,7 @@ internal sealed class EncryptedOutput : PipeWriter
 
     /// <summary>The transport with this writer as its output.</summary>
     public static IDuplexPipe Install(ConnectionContext connection, Socket socket)
-        => new Transport(connection.Transport.Input, new EncryptedOutput(socket, connection));
+        => new DuplexPipe(connection.Transport.Input, new EncryptedOutput(socket, connection));
 
     public override bool CanGetUnflushedBytes => true;
 
@@ -202,12 +203,5 @@ internal sealed class EncryptedOutput : PipeWriter
         }
 
         _buffered = 0;
-    }
-
-    private sealed class Transport(PipeReader input, PipeWriter output) : IDuplexPipe
-    {
-        public PipeReader Input { get; } = input;
-
-        public PipeWriter Output { get; } = output;
     }
 }

@@ -30,7 +30,7 @@ internal readonly struct TlsOutput
     {
         var original = connection.Transport;
         var writer = new TlsRecordWriter(stream);
-        connection.Transport = new TlsRecordWriter.Transport(original.Input, writer);
+        connection.Transport = new DuplexPipe(original.Input, writer);
         return new TlsOutput(original, writer);
     }
 

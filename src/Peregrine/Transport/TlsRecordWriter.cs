@@ -150,14 +150,6 @@ internal sealed class TlsRecordWriter : PipeWriter
         _cancel.Dispose();
     }
 
-    /// <summary>The connection's transport with this writer as its output.</summary>
-    internal sealed class Transport(PipeReader input, PipeWriter output) : IDuplexPipe
-    {
-        public PipeReader Input { get; } = input;
-
-        public PipeWriter Output { get; } = output;
-    }
-
     private void Reset()
     {
         foreach (var (array, _) in _full)
