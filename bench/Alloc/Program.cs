@@ -7,7 +7,7 @@
 //
 //   dotnet run -c Release --project bench/Alloc [-- REQUESTS]
 //   dotnet run -c Release --project bench/Alloc -- REQUESTS metrics   (with /metrics listening)
-//   dotnet run -c Release --project bench/Alloc -- tls [REQUESTS] [STREAMS]   (TlsAlloc.cs)
+//   dotnet run -c Release --project bench/Alloc -- tls [REQUESTS] [ROUNDS] [STREAMS]   (TlsAlloc.cs)
 using System.Net;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;

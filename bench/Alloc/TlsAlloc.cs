@@ -13,10 +13,14 @@
 //
 // Each server listens three ways: cleartext HTTP/1.1, cleartext HTTP/2 (an Http2-only endpoint,
 // which takes prior knowledge), and HTTPS (Http1AndHttp2 with UseHttps, as the standalone server
-// with --tls-cert: HTTP/1.1 or h2 by ALPN). Three servers: Peregrine as the standalone server runs
-// it (the HTTP/1.1 fast path on the cleartext HTTP/1.1 endpoint and after UseHttps, the middleware
-// behind it), Peregrine's middleware alone, and a "ceiling"
-// that writes the same bytes with Content-Type and Content-Length and nothing else. The ceiling's
+// with --tls-cert: HTTP/1.1 or h2 by ALPN). Four servers: Peregrine wired as the standalone server
+// wires the library (the HTTP/1.1 fast path on the cleartext HTTP/1.1 endpoint and after UseHttps,
+// the middleware behind it) on Kestrel's own socket transport; the standalone server itself
+// (ServerHost, two instances: cleartext, where HTTP/1.1 and h2c share one port and the listener
+// sorts connections by their first bytes, and HTTPS, where it sorts them by their ClientHello and
+// an HTTP/1.1-only connection's TLS records go to the socket through EncryptedOutput); Peregrine's
+// middleware alone; and a "ceiling" that writes the same bytes with Content-Type and
+// Content-Length and nothing else. The ceiling's
 // TLS figure minus its cleartext one is what Kestrel's TLS layer (SslStream, the HTTPS connection
 // middleware and its pipes) allocates per request; Peregrine's TLS figure minus the ceiling's is
 // what Peregrine adds over TLS.
@@ -35,7 +39,11 @@ using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Peregrine;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
 using Peregrine.Live;
+using Peregrine.Server.Configuration;
+using Peregrine.Server.Hosting;
 
 static class TlsAlloc
 {
@@ -79,6 +87,7 @@ static class TlsAlloc
             var rows = new List<string>();
             var setup = new List<string>();
             await using (var fastPath = await StartAsync(root, bodies, certificate, Kind.FastPath))
+            await using (var standalone = await StartStandaloneAsync(root, certificate))
             await using (var peregrine = await StartAsync(root, bodies, certificate, Kind.Middleware))
             await using (var ceiling = await StartAsync(root, bodies, certificate, Kind.Ceiling))
             {
@@ -87,23 +96,25 @@ static class TlsAlloc
                     var figures = new Dictionary<(Kind Kind, Protocol Protocol), double>();
                     foreach (var (name, protocol) in Protocols)
                     {
-                        var samples = new List<(Figures F, Figures P, Figures C)>();
+                        var samples = new List<(Figures F, Figures S, Figures P, Figures C)>();
                         for (var round = 0; round < rounds; round++)
                         {
                             // Alternating servers, so that a drift over time falls on all alike.
                             var f = await MeasureAsync(fastPath, protocol, "/" + file, requests, streams);
+                            var s = await MeasureAsync(standalone, protocol, "/" + file, requests, streams);
                             var p = await MeasureAsync(peregrine, protocol, "/" + file, requests, streams);
                             var c = await MeasureAsync(ceiling, protocol, "/" + file, requests, streams);
-                            samples.Add((f, p, c));
+                            samples.Add((f, s, p, c));
                         }
 
                         figures[(Kind.FastPath, protocol)] = Median(samples.Select(x => x.F.PerRequest));
+                        figures[(Kind.Standalone, protocol)] = Median(samples.Select(x => x.S.PerRequest));
                         figures[(Kind.Middleware, protocol)] = Median(samples.Select(x => x.P.PerRequest));
                         figures[(Kind.Ceiling, protocol)] = Median(samples.Select(x => x.C.PerRequest));
-                        rows.Add($"| GET {size:N0} B | {name} | {Range(samples.Select(x => x.F.PerRequest))} | {Range(samples.Select(x => x.P.PerRequest))} | {Range(samples.Select(x => x.C.PerRequest))} "
+                        rows.Add($"| GET {size:N0} B | {name} | {Range(samples.Select(x => x.F.PerRequest))} | {Range(samples.Select(x => x.S.PerRequest))} | {Range(samples.Select(x => x.P.PerRequest))} | {Range(samples.Select(x => x.C.PerRequest))} "
                             + $"| {figures[(Kind.Middleware, protocol)] - figures[(Kind.Ceiling, protocol)]:F1} "
-                            + $"| {Median(samples.Select(x => x.F.PoolPerRequest)):F1} / {Median(samples.Select(x => x.P.PoolPerRequest)):F1} / {Median(samples.Select(x => x.C.PoolPerRequest)):F1} |");
-                        setup.Add($"| GET {size:N0} B | {name} | {Median(samples.Select(x => x.F.PerConnection)) / 1024:F1} "
+                            + $"| {Median(samples.Select(x => x.F.PoolPerRequest)):F1} / {Median(samples.Select(x => x.S.PoolPerRequest)):F1} / {Median(samples.Select(x => x.P.PoolPerRequest)):F1} / {Median(samples.Select(x => x.C.PoolPerRequest)):F1} |");
+                        setup.Add($"| GET {size:N0} B | {name} | {Median(samples.Select(x => x.F.PerConnection)) / 1024:F1} | {Median(samples.Select(x => x.S.PerConnection)) / 1024:F1} "
                             + $"| {Median(samples.Select(x => x.P.PerConnection)) / 1024:F1} | {Median(samples.Select(x => x.C.PerConnection)) / 1024:F1} |");
                     }
 
@@ -111,7 +122,7 @@ static class TlsAlloc
                     foreach (var (clear, tls, name) in new[] { (Protocol.Http1, Protocol.Https1, "HTTPS/1.1"), (Protocol.H2c, Protocol.H2, "h2 over TLS") })
                     {
                         double Added(Kind kind) => figures[(kind, tls)] - figures[(kind, clear)];
-                        rows.Add($"| GET {size:N0} B | {name} minus cleartext | {Added(Kind.FastPath):F1} | {Added(Kind.Middleware):F1} | {Added(Kind.Ceiling):F1} "
+                        rows.Add($"| GET {size:N0} B | {name} minus cleartext | {Added(Kind.FastPath):F1} | {Added(Kind.Standalone):F1} | {Added(Kind.Middleware):F1} | {Added(Kind.Ceiling):F1} "
                             + $"| {Added(Kind.Middleware) - Added(Kind.Ceiling):F1} | |");
                     }
                 }
@@ -119,14 +130,14 @@ static class TlsAlloc
 
             Console.WriteLine($"Median of {rounds} rounds (range):");
             Console.WriteLine();
-            Console.WriteLine("| request | protocol | Peregrine, fast path B/request | Peregrine middleware B/request | ceiling B/request | middleware above ceiling | memory-pool blocks B/request, fast path / middleware / ceiling (not in the figures) |");
-            Console.WriteLine("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+            Console.WriteLine("| request | protocol | Peregrine, fast path B/request | standalone server B/request | Peregrine middleware B/request | ceiling B/request | middleware above ceiling | memory-pool blocks B/request, fast path / standalone / middleware / ceiling (not in the figures) |");
+            Console.WriteLine("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
             rows.ForEach(Console.WriteLine);
             Console.WriteLine();
             Console.WriteLine("Per connection (set-up and buffers, not in the figures above), KiB, medians:");
             Console.WriteLine();
-            Console.WriteLine("| request | protocol | Peregrine, fast path | Peregrine middleware | ceiling |");
-            Console.WriteLine("| --- | --- | ---: | ---: | ---: |");
+            Console.WriteLine("| request | protocol | Peregrine, fast path | standalone server | Peregrine middleware | ceiling |");
+            Console.WriteLine("| --- | --- | ---: | ---: | ---: | ---: |");
             setup.ForEach(Console.WriteLine);
             Console.WriteLine();
             Console.WriteLine($"h2load (-c1 -m{streams}, another process): {requests:N0} requests on one connection less {Math.Max(1000, requests / 5):N0} on another, per cell; "
@@ -274,6 +285,7 @@ static class TlsAlloc
     private enum Kind
     {
         FastPath,
+        Standalone,
         Middleware,
         Ceiling,
     }
@@ -325,15 +337,59 @@ static class TlsAlloc
         }
 
         // Kestrel writes the bound port (asked as 0) back into each ListenOptions.
-        return new Server(app, http1!.IPEndPoint!.Port, h2c!.IPEndPoint!.Port, tls!.IPEndPoint!.Port);
+        return new Server([app], [], http1!.IPEndPoint!.Port, h2c!.IPEndPoint!.Port, tls!.IPEndPoint!.Port);
     }
 
-    private sealed record Server(WebApplication App, int Http1Port, int H2cPort, int TlsPort) : IAsyncDisposable
+    /// <summary>
+    /// The standalone server as its command line builds it (ServerHost), twice: cleartext, where
+    /// HTTP/1.1 and prior-knowledge h2c share the port, and HTTPS with the same certificate from
+    /// PEM files. Its socket engine setting (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1,
+    /// which the executable sets for itself) is read once per process: set it in the
+    /// environment to measure with it, and every server here runs with it.
+    /// </summary>
+    private static async Task<Server> StartStandaloneAsync(string root, X509Certificate2 certificate)
+    {
+        var files = Directory.CreateTempSubdirectory("peregrine-alloc-cert").FullName;
+        var cert = Path.Combine(files, "cert.pem");
+        var key = Path.Combine(files, "key.pem");
+        File.WriteAllText(cert, certificate.ExportCertificatePem());
+        File.WriteAllText(key, certificate.GetECDsaPrivateKey()!.ExportPkcs8PrivateKeyPem());
+
+        var cleartext = await StartServerHostAsync([root, "--host", "127.0.0.1", "--port", "0", "--quiet"]);
+        var https = await StartServerHostAsync([root, "--host", "127.0.0.1", "--port", "0", "--quiet", "--tls-cert", cert, "--tls-key", key]);
+        return new Server([cleartext.App, https.App], [cleartext.Settings, https.Settings, new DeletedOnDispose(files)], cleartext.Port, cleartext.Port, https.Port);
+    }
+
+    private static async Task<(WebApplication App, ServerSettings Settings, int Port)> StartServerHostAsync(string[] args)
+    {
+        var loaded = SettingsLoader.Load(args, new Dictionary<string, string>());
+        var settings = loaded.Settings ?? throw new InvalidOperationException(string.Join("; ", loaded.Errors));
+        var app = ServerHost.Build(settings);
+        await app.StartAsync();
+        await app.Services.GetRequiredService<FileCatalog>().Ready;
+        var address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
+        return (app, settings, new Uri(address).Port);
+    }
+
+    private sealed class DeletedOnDispose(string directory) : IDisposable
+    {
+        public void Dispose() => Directory.Delete(directory, recursive: true);
+    }
+
+    private sealed record Server(IReadOnlyList<WebApplication> Apps, IReadOnlyList<IDisposable> Owned, int Http1Port, int H2cPort, int TlsPort) : IAsyncDisposable
     {
         public async ValueTask DisposeAsync()
         {
-            await App.StopAsync();
-            await App.DisposeAsync();
+            foreach (var app in Apps)
+            {
+                await app.StopAsync();
+                await app.DisposeAsync();
+            }
+
+            foreach (var owned in Owned)
+            {
+                owned.Dispose();
+            }
         }
     }
 }

@@ -11,8 +11,9 @@ namespace Peregrine.Server.Hosting;
 /// <remarks>
 /// Polling rather than inotify: renewal tools replace files by rename, swap a symbolic link to a
 /// folder (Kubernetes' <c>..data</c>), or write in place, and inotify on the file misses the first
-/// two. Reading two files of a few KB once a second costs nothing next to one handshake, and
-/// comparing bytes (not times) sees every change, even a copy that keeps the old time.
+/// two. Reading two files of a few KB once a second costs little next to one handshake (they are
+/// compared in a pooled buffer, without allocating), and comparing bytes (not times) sees every
+/// change, even a copy that keeps the old time.
 /// A pair that does not load (a file written half-way, a new certificate beside the old key)
 /// leaves the current certificate in use; it is reported once, and again only after a pair has
 /// loaded, however many broken states the files pass through.
@@ -42,6 +43,12 @@ internal sealed partial class CertificateReloader(ServerSettings settings, Https
 
     private void Check()
     {
+        // The usual tick: nothing changed, found without reading the files into new arrays.
+        if (CertificateLoader.Unchanged(settings, _seen))
+        {
+            return;
+        }
+
         var errors = new List<string>();
         var files = CertificateLoader.Read(settings, errors);
         if (files is not null)
