@@ -77,11 +77,11 @@ internal sealed class EntryBuilder
         }
 
         var unsettled = 0;
-        Parallel.ForEach(
-            fresh,
-            new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
-            i =>
+        HelpedLoop.For(
+            fresh.Count,
+            k =>
             {
+                var i = fresh[k];
                 CatalogEntry? old = null;
                 if (previous is not null && (isBeingWritten?.Invoke(files[i]) == true))
                 {
@@ -103,7 +103,8 @@ internal sealed class EntryBuilder
                     Interlocked.Increment(ref unsettled);
                     results[i] = previous is not null && previous.TryFind(files[i].Relative, out old) && old.IsFile ? old : null;
                 }
-            });
+            },
+            cancellationToken);
         Unsettled = unsettled;
         return results;
     }

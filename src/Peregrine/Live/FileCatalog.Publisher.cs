@@ -1,3 +1,5 @@
+using System.Diagnostics;
+using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Peregrine.Indexing;
 using Peregrine.Logging;
@@ -63,37 +65,41 @@ internal sealed partial class FileCatalog
         {
             while (true)
             {
-                if (!changes.TryRead(out var change))
-                {
-                    // Blocks this thread alone: it has nothing else to do until a change comes.
-                    if (!changes.WaitToReadAsync(_stopping.Token).AsTask().GetAwaiter().GetResult())
-                    {
-                        return;
-                    }
-
-                    continue;
-                }
-
                 try
                 {
+                    if (_lookAgainAt != 0 && Stopwatch.GetTimestamp() >= _lookAgainAt)
+                    {
+                        // A look the publisher asked of itself: no burst of events to wait out.
+                        Rescan();
+                        continue;
+                    }
+
+                    if (!changes.TryRead(out var change))
+                    {
+                        if (!WaitForChange(changes))
+                        {
+                            return;
+                        }
+
+                        continue;
+                    }
+
                     if (change.Root is null)
                     {
+                        // Taken in already by a rescan that began after it was asked for (a look
+                        // of the publisher's own).
+                        if (Volatile.Read(ref _refreshPending) == 0)
+                        {
+                            continue;
+                        }
+
                         // A burst of rescan requests settles into one rescan.
                         if (_stopping.Token.WaitHandle.WaitOne(_options.Watch.CoalescingDelay))
                         {
                             return;
                         }
 
-                        _rescanning = true;
-                        Interlocked.Exchange(ref _refreshPending, 0);
-                        try
-                        {
-                            Rebuild();
-                        }
-                        finally
-                        {
-                            _rescanning = false;
-                        }
+                        Rescan();
                     }
                     else
                     {
@@ -106,13 +112,62 @@ internal sealed partial class FileCatalog
                     // a subscriber that failed), the publisher lives on, serving the snapshot in
                     // force, and a rescan shortly tries again.
                     PeregrineLog.RebuildFailed(_logger, _options.Root, ex.Message);
-                    RefreshAfter(TimeSpan.FromSeconds(1));
+                    LookAgainAfter(TimeSpan.FromSeconds(1));
                 }
             }
         }
         catch (OperationCanceledException)
         {
         }
+    }
+
+    /// <summary>
+    /// Blocks the publisher (it has nothing else to do) until a change is posted or its own look
+    /// is due; false once the channel is closed. The wait ends on the publisher's own thread,
+    /// with no timer or thread-pool thread between: a busy pool cannot hold back a look.
+    /// </summary>
+    private bool WaitForChange(ChannelReader<IndexChange> changes)
+    {
+        // One wait at a time on the channel: one that ended at the look's time is taken up again.
+        var waiting = _waiting ??= changes.WaitToReadAsync().AsTask();
+        if (_lookAgainAt is var due and not 0)
+        {
+            var left = Stopwatch.GetElapsedTime(Stopwatch.GetTimestamp(), due);
+            if (left > TimeSpan.Zero && !waiting.Wait((int)Math.Ceiling(Math.Min(left.TotalMilliseconds, int.MaxValue))))
+            {
+                return true;
+            }
+
+            if (!waiting.IsCompleted)
+            {
+                return true;
+            }
+        }
+
+        _waiting = null;
+        return waiting.GetAwaiter().GetResult();
+    }
+
+    /// <summary>A whole rescan, now: what was asked for until this moment is taken in by it.</summary>
+    private void Rescan()
+    {
+        _rescanning = true;
+        Interlocked.Exchange(ref _refreshPending, 0);
+        try
+        {
+            Rebuild();
+        }
+        finally
+        {
+            _rescanning = false;
+        }
+    }
+
+    /// <summary>Has the publisher rescan by itself after <paramref name="delay"/>, or sooner if it was to already.</summary>
+    private void LookAgainAfter(TimeSpan delay)
+    {
+        var due = Stopwatch.GetTimestamp() + (long)(delay.TotalSeconds * Stopwatch.Frequency);
+        _lookAgainAt = _lookAgainAt == 0 ? due : Math.Min(_lookAgainAt, due);
     }
 
     /// <summary>
@@ -144,11 +199,14 @@ internal sealed partial class FileCatalog
 
     private void Rebuild()
     {
+        // This rescan takes in whatever a look asked for was to find.
+        _lookAgainAt = 0;
         var previous = _current!;
         CatalogSnapshot next;
         var builder = new CatalogBuilder(_options, Budget, _logger, _copies);
         var unsettledSince = _unsettledSince;
         _unsettledSince = new(StringComparer.Ordinal);
+        _settlesAt = long.MaxValue;
         try
         {
             next = builder.Build(previous, _stopping.Token, file => IsUnsettled(file, unsettledSince));
@@ -159,14 +217,17 @@ internal sealed partial class FileCatalog
             // deploy), or a file vanished mid-scan: keep serving the last good snapshot and try
             // again shortly, so that a change is never left unindexed for want of an event.
             PeregrineLog.RebuildFailed(_logger, _options.Root, ex.Message);
-            RefreshAfter(TimeSpan.FromSeconds(1));
+            LookAgainAfter(TimeSpan.FromSeconds(1));
             return;
         }
 
         if (builder.Unsettled > 0)
         {
-            // Files still being written kept their previous version: look again once they settle.
-            RefreshAfter(_options.Watch.SettleTime);
+            // Files still being written kept their previous version: look again when the first of
+            // them will have held still for the settle time (the settle time from now when only
+            // a writer, or a read that saw the file change, held one back).
+            var settlesIn = _settlesAt == long.MaxValue ? _options.Watch.SettleTime : TimeSpan.FromTicks(_settlesAt - DateTime.UtcNow.Ticks);
+            LookAgainAfter(settlesIn < MinimumLook ? MinimumLook : settlesIn);
         }
 
         Publish(next, null);
@@ -196,6 +257,7 @@ internal sealed partial class FileCatalog
     {
         if (IsBeingWritten(file.Relative))
         {
+            // Its writer's close brings it (with close events), else the look a settle time on.
             return true;
         }
 
@@ -216,6 +278,10 @@ internal sealed partial class FileCatalog
         lock (_unsettledSince)
         {
             _unsettledSince[file.Physical] = since;
+
+            // When this file is to be taken if nothing touches it again: once it has held still
+            // for the settle time, or has been found unsettled for the open-write limit.
+            _settlesAt = Math.Min(_settlesAt, Math.Min(modified + _options.Watch.SettleTime.Ticks, since + _options.Watch.OpenWriteLimit.Ticks));
         }
 
         return true;
@@ -233,9 +299,11 @@ internal sealed partial class FileCatalog
         }
     }
 
-    private void RefreshAfter(TimeSpan delay)
-        => _ = Task.Delay(delay, _stopping.Token).ContinueWith(
-            _ => RequestRefresh(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
+    /// <summary>
+    /// The shortest wait before a look the publisher asks of itself: a file that settled while
+    /// the rescan ran is taken at once, and one whose clock runs ahead cannot spin the publisher.
+    /// </summary>
+    private static readonly TimeSpan MinimumLook = TimeSpan.FromMilliseconds(10);
 
     /// <summary>
     /// Applies change events to the snapshot in force and publishes the result (see
@@ -270,7 +338,7 @@ internal sealed partial class FileCatalog
             return [];
         }
 
-        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        var started = Stopwatch.GetTimestamp();
         UpdateResult result;
         try
         {
@@ -295,7 +363,7 @@ internal sealed partial class FileCatalog
             ReleaseDropped(result.Delta.Removed);
         }
 
-        PeregrineLog.Updated(_logger, paths.Count, root, System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, result.Deferred.Count);
+        PeregrineLog.Updated(_logger, paths.Count, root, Stopwatch.GetElapsedTime(started).TotalMilliseconds, result.Deferred.Count);
         return result.Deferred;
     }
 

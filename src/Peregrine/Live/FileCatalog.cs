@@ -49,6 +49,18 @@ internal sealed partial class FileCatalog : IDisposable
     // Files the last rescan left at their previous version because they were still changing, and
     // when a rescan first found each so; replaced by each rescan, on the publisher thread.
     private Dictionary<string, long> _unsettledSince = new(StringComparer.Ordinal);
+
+    // The earliest time (DateTime ticks, UTC) at which a file the rescan under way leaves
+    // unsettled is to be taken; long.MaxValue while it has found none. Under _unsettledSince's lock.
+    private long _settlesAt;
+
+    // When the publisher is to rescan by itself (a Stopwatch timestamp; 0: not asked): once the
+    // files a rescan left unsettled have held still long enough, or a second after a failure.
+    // On the publisher thread, whose own wait on the channel ends then.
+    private long _lookAgainAt;
+
+    // The publisher's wait on the channel, kept across a wait that ended at _lookAgainAt.
+    private Task<bool>? _waiting;
     private volatile CatalogSnapshot? _current;
     private CatalogWatcher? _watcher;
     private Thread? _publisher;

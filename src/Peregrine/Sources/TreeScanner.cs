@@ -1,5 +1,4 @@
 using System.IO.Enumeration;
-using System.Runtime.ExceptionServices;
 using Microsoft.Extensions.Logging;
 using Peregrine.Logging;
 
@@ -55,20 +54,7 @@ internal sealed class TreeScanner
         while (level.Count > 0)
         {
             var found = new FoundInDirectory[level.Count];
-            try
-            {
-                Parallel.For(
-                    0,
-                    level.Count,
-                    new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
-                    i => found[i] = ScanDirectory(level[i].Physical, level[i].Relative, root, rootPrefix));
-            }
-            catch (AggregateException ex) when (ex.InnerExceptions.Count > 0)
-            {
-                // A folder that vanished mid-scan fails the build as it did when read in turn,
-                // with its own exception rather than a wrapper.
-                ExceptionDispatchInfo.Throw(ex.InnerExceptions[0]);
-            }
+            HelpedLoop.For(level.Count, i => found[i] = ScanDirectory(level[i].Physical, level[i].Relative, root, rootPrefix), cancellationToken);
 
             var next = new List<FoundSubdirectory>();
             files.EnsureCapacity(files.Count + found.Sum(f => f.Files.Count));

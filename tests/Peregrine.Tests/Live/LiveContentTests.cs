@@ -87,7 +87,8 @@ public sealed class LiveContentTests : IAsyncLifetime
 
         Assert.Equal(BigFileLength, contentLength);
         Assert.True(body.AsSpan().SequenceEqual(original), $"the response carried {body.Length} bytes, not the {BigFileLength} of the version it began with");
-        Assert.True(await TimeUntilServedAsync(_host, replacement) < s_limit);
+        var served = await TimeUntilServedAsync(_host, replacement);
+        Assert.True(served < s_limit, $"the new version was served {served.TotalMilliseconds:F0} ms after the response ended");
     }
 
     [Fact]
@@ -101,7 +102,8 @@ public sealed class LiveContentTests : IAsyncLifetime
 
         Assert.Equal(BigFileLength, contentLength);
         Assert.True(body.Length < contentLength, $"all {body.Length} bytes of a response whose file changed mid-send were sent");
-        Assert.True(await TimeUntilServedAsync(host, replacement) < s_limit);
+        var served = await TimeUntilServedAsync(host, replacement);
+        Assert.True(served < s_limit, $"the new version was served {served.TotalMilliseconds:F0} ms after the response ended");
     }
 
     /// <summary>

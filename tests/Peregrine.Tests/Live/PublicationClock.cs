@@ -47,37 +47,70 @@ internal static class PublicationClock
     /// </summary>
     public static async Task<ChangeTiming> TimeAsync(PeregrineHost host, Action change, Func<CatalogSnapshot, bool> holds)
     {
-        var catalog = host.Services.GetRequiredService<FileCatalog>();
-        var published = new TaskCompletionSource<(long At, string Thread, long RunDelay)>(TaskCreationOptions.RunContinuationsAsynchronously);
-        void OnPublished(CatalogSnapshot snapshot, CatalogSnapshot? previous, SnapshotDelta? delta)
+        using var watch = new Watch(host.Services.GetRequiredService<FileCatalog>(), holds);
+        watch.Start();
+        change();
+        return watch.TimingOf(await HangGuard.WithinAsync(watch.Published, TimeSpan.FromSeconds(30)));
+    }
+
+    /// <summary>
+    /// <see cref="TimeAsync"/> for a catalog of the test's own, waiting on the calling thread: for
+    /// a test that keeps every thread-pool thread busy, where an await would not come back.
+    /// </summary>
+    public static ChangeTiming Time(FileCatalog catalog, Action change, Func<CatalogSnapshot, bool> holds, TimeSpan bound)
+    {
+        using var watch = new Watch(catalog, holds);
+        watch.Start();
+        change();
+        Assert.True(watch.Published.Wait(bound), $"not published within {bound.TotalSeconds} s");
+        return watch.TimingOf(watch.Published.Result);
+    }
+
+    /// <summary>Follows a catalog's publications, from <see cref="Start"/>, until the first that holds what is waited for.</summary>
+    private sealed class Watch : IDisposable
+    {
+        private readonly FileCatalog _catalog;
+        private readonly Func<CatalogSnapshot, bool> _holds;
+        private readonly TaskCompletionSource<Publication> _published = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private long _start;
+        private Dictionary<string, long> _before = [];
+
+        public Watch(FileCatalog catalog, Func<CatalogSnapshot, bool> holds)
+        {
+            _catalog = catalog;
+            _holds = holds;
+            catalog.Published += OnPublished;
+        }
+
+        public Task<Publication> Published => _published.Task;
+
+        public void Start() => (_start, _before) = PublicationClock.Start();
+
+        public ChangeTiming TimingOf(Publication publication)
+        {
+            // A publisher that started after the change (another test's) sets nothing apart.
+            var starved = _before.TryGetValue(publication.Thread, out var delayBefore) ? publication.RunDelay - delayBefore : 0;
+            return new ChangeTiming(Stopwatch.GetElapsedTime(_start, publication.At), TimeSpan.FromTicks(starved / 100));
+        }
+
+        public void Dispose() => _catalog.Published -= OnPublished;
+
+        private void OnPublished(CatalogSnapshot snapshot, CatalogSnapshot? previous, SnapshotDelta? delta)
         {
             // On the publishing thread, once the snapshot is the one requests read (it is put in
             // force before the event is raised).
-            if (!published.Task.IsCompleted && holds(snapshot))
+            if (!_published.Task.IsCompleted && _holds(snapshot))
             {
                 // The run delay read before the time: a wait in between counts as the server's.
                 var thread = Path.GetFileName(Directory.ResolveLinkTarget("/proc/thread-self", returnFinalTarget: false)!.FullName);
                 var runDelay = RunDelay("/proc/thread-self/schedstat") ?? 0;
-                published.TrySetResult((Stopwatch.GetTimestamp(), thread, runDelay));
+                _published.TrySetResult(new Publication(Stopwatch.GetTimestamp(), thread, runDelay));
             }
         }
-
-        catalog.Published += OnPublished;
-        try
-        {
-            var (start, before) = Start();
-            change();
-            var (at, thread, runDelay) = await HangGuard.WithinAsync(published.Task, TimeSpan.FromSeconds(30));
-
-            // A publisher that started after the change (another test's) sets nothing apart.
-            var starved = before.TryGetValue(thread, out var delayBefore) ? runDelay - delayBefore : 0;
-            return new ChangeTiming(Stopwatch.GetElapsedTime(start, at), TimeSpan.FromTicks(starved / 100));
-        }
-        finally
-        {
-            catalog.Published -= OnPublished;
-        }
     }
+
+    /// <summary>When a snapshot was put in force, by which thread, and that thread's run delay then (ns).</summary>
+    private readonly record struct Publication(long At, string Thread, long RunDelay);
 
     /// <summary>
     /// The start time, and the publishers' run delays at that time. Read on both sides of it until
