@@ -131,15 +131,25 @@ public sealed class LiveContentTests : IAsyncLifetime
         return (contentLength, [.. first, .. await ReadToEndAsync(stream)], replacement);
     }
 
-    /// <summary>How long until /big.bin is served whole as <paramref name="replacement"/>.</summary>
-    private static Task<TimeSpan> TimeUntilServedAsync(PeregrineHost host, byte[] replacement)
-        => TimeUntilAsync(async () =>
+    /// <summary>
+    /// How long until /big.bin is served as <paramref name="replacement"/>, which is then checked
+    /// whole. Polled with HEAD: a GET answered with the previous version (32 MiB) takes long
+    /// enough to hide for hundreds of milliseconds when the new one came.
+    /// </summary>
+    private static async Task<TimeSpan> TimeUntilServedAsync(PeregrineHost host, byte[] replacement)
+    {
+        var served = await TimeUntilAsync(async () =>
         {
-            using var response = await host.Client.GetAsync("/big.bin");
-            var body = await response.Content.ReadAsByteArrayAsync();
-            Assert.Equal(response.Content.Headers.ContentLength, body.Length);
-            return body.AsSpan().SequenceEqual(replacement);
+            using var head = await host.Client.SendAsync(new HttpRequestMessage(HttpMethod.Head, "/big.bin"));
+            return head.Content.Headers.ContentLength == replacement.Length;
         });
+
+        using var response = await host.Client.GetAsync("/big.bin");
+        var body = await response.Content.ReadAsByteArrayAsync();
+        Assert.Equal(response.Content.Headers.ContentLength, body.Length);
+        Assert.True(body.AsSpan().SequenceEqual(replacement), "the new version's length was served with other bytes");
+        return served;
+    }
 
     private const int BigFileLength = 32 * 1024 * 1024;
 
