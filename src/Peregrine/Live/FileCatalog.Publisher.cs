@@ -132,13 +132,8 @@ internal sealed partial class FileCatalog
         var waiting = _waiting ??= changes.WaitToReadAsync().AsTask();
         if (_lookAgainAt is var due and not 0)
         {
-            var left = Stopwatch.GetElapsedTime(Stopwatch.GetTimestamp(), due);
-            if (left > TimeSpan.Zero && !waiting.Wait((int)Math.Ceiling(Math.Min(left.TotalMilliseconds, int.MaxValue))))
-            {
-                return true;
-            }
-
-            if (!waiting.IsCompleted)
+            var left = Math.Max(Stopwatch.GetElapsedTime(Stopwatch.GetTimestamp(), due).TotalMilliseconds, 0);
+            if (!waiting.Wait((int)Math.Ceiling(Math.Min(left, int.MaxValue))))
             {
                 return true;
             }
