@@ -82,6 +82,17 @@ def size_label(size):
     return f"{n} B"
 
 
+# A core counts as full from this busy share on: CPU 1 for the load generator, the server's
+# own CPU time over the wall time for the server on CPU 0.
+CLIENT_FULL = 0.95
+SERVER_FULL = 0.90
+BOUND_MARK = {"client": " ‡", "latency": " †"}
+BOUND_LEGEND = (
+    "‡ the load generator's core was full (CPU 1 ≥ 95% busy) while neither server used all of CPU 0: "
+    "the requests/s there are the load generator's, and the servers compare by CPU per request (below). "
+    "† neither core was full for either server (the cell waits on each response's round trip)."
+)
+
 # proto in results.tsv: h1 (cleartext HTTP/1.1), h2 (h2c), h1s (HTTP/1.1 over TLS), h2s (h2 over TLS).
 PROTO_NAMES = {"h1": "HTTP/1.1", "h2": "h2c", "h1s": "HTTPS/1.1", "h2s": "h2 over TLS"}
 TLS_PROTOS = ("h1s", "h2s")
@@ -157,6 +168,40 @@ class Run:
             return None
         return a[0] / b[0]
 
+    def cpu(self, server, cell):
+        """(median server CPU µs per request, median share of CPU 0 the server used, median busy
+        share of CPU 1, the load generator's core), or None for a run without CPU columns."""
+        rows = [r for r in self.samples.get((server, cell), []) if r.get("server_share") not in (None, "")]
+        if not rows:
+            return None
+        per_request = statistics.median(
+            float(r["server_share"]) * float(r["seconds"]) / int(r["requests"]) * 1e6 for r in rows)
+        return (per_request, statistics.median(float(r["server_share"]) for r in rows),
+                statistics.median(float(r["cpu1_busy"]) for r in rows))
+
+    def cpu_ratio(self, server, cell, base):
+        """Requests per CPU-second of the server over the base's: above 1.0, the server spent
+        less of its core per request."""
+        a, b = self.cpu(server, cell), self.cpu(base, cell)
+        if not a or not b or a[0] <= 0:
+            return None
+        return b[0] / a[0]
+
+    def bound(self, cell, servers):
+        """What limited a cell for all of SERVERS: "client" when the load generator's core was
+        full (CPU 1 at least CLIENT_FULL busy) while no server used all of its own, so the
+        requests/s are the load generator's; "latency" when neither core was full for any of
+        them (one connection waiting on each response); else "" (at least one server used its
+        core, so the requests/s compare servers)."""
+        stats = [self.cpu(s, cell) for s in servers]
+        if not stats or any(st is None for st in stats):
+            return ""
+        if all(st[2] >= CLIENT_FULL and st[1] < SERVER_FULL for st in stats):
+            return "client"
+        if all(st[2] < SERVER_FULL and st[1] < SERVER_FULL for st in stats):
+            return "latency"
+        return ""
+
 
 def display(server):
     return DISPLAY.get(server, server)
@@ -220,11 +265,33 @@ def ratio_table(run):
             parts = []
             for b in bases:
                 r = run.ratio(s, cell, b)
-                parts.append("–" if r is None else f"{r:.2f}")
+                mark = BOUND_MARK.get(run.bound(cell, [s, b]), "") if s != b else ""
+                parts.append("–" if r is None else f"{r:.2f}{mark}")
             row.append(" / ".join(parts))
         rows.append(row)
     names = " / ".join("× " + display(b) for b in bases)
     return names, table(["cell"] + [display(s) for s in run.servers], rows)
+
+
+def cpu_table(run):
+    """Each server's CPU time per request, and requests per CPU-second against nginx."""
+    if not any(run.cpu(s, c) for s in run.servers for c in run.cell_ids):
+        return None
+    base = "nginx" if "nginx" in run.servers else None
+    others = [s for s in run.servers if s != base] if base else []
+    rows = []
+    for cell in run.cell_ids:
+        proto, size, conns = run.cells[cell]
+        row = [cell_label(proto, size, conns, run.env)]
+        for s in run.servers:
+            c = run.cpu(s, cell)
+            row.append("n/a" if c is None else f"{c[0]:.1f} µs ({100 * c[1]:.0f}% / {100 * c[2]:.0f}%)")
+        for s in others:
+            r = run.cpu_ratio(s, cell, base)
+            row.append("–" if r is None else f"{r:.2f}")
+        rows.append(row)
+    header = ["cell"] + [display(s) for s in run.servers] + [f"{display(s)}, per CPU-second × nginx" for s in others]
+    return table(header, rows)
 
 
 def throughput_table(run):
@@ -319,6 +386,7 @@ def summary(run):
     others = [s for s in run.servers if s != base]
     head = f"{'cell':<40}" + "".join(f"{display(s):>14}" for s in run.servers)
     head += "".join(f"{display(s)[:9] + '/nginx':>16}" for s in others) if base else ""
+    head += "".join(f"{display(s)[:7] + ' cpu/ngx':>16}" for s in others) if base else ""
     lines = [head]
     for cell in run.cell_ids:
         proto, size, conns = run.cells[cell]
@@ -329,8 +397,15 @@ def summary(run):
         if base:
             for s in others:
                 r = run.ratio(s, cell, base)
+                line += f"{('–' if r is None else f'{r:.2f}' + BOUND_MARK.get(run.bound(cell, [s, base]), '  ')):>16}"
+            for s in others:
+                r = run.cpu_ratio(s, cell, base)
                 line += f"{('–' if r is None else f'{r:.2f}'):>16}"
         lines.append(line)
+    if base and any(run.bound(c, [s, base]) for c in run.cell_ids for s in others):
+        lines.append(BOUND_LEGEND)
+    if base:
+        lines.append("cpu/ngx: requests per CPU-second of the server's own core, over nginx's.")
     for r in run.broken:
         lines.append(f"BROKEN: {display(r['server'])} {r['cell']} repetition {r['rep']}: {r['broken']}")
     if run.max_load is not None and run.max_load > 1.0:
@@ -442,6 +517,12 @@ def section(run, args):
     if ratios:
         names, text = ratios
         lines += ["", f"### Ratios ({names}, medians)", "", text]
+        if any(run.bound(c, [s, b]) for c in run.cell_ids for s in run.servers for b in ("nginx",) if b in run.servers and s != b):
+            lines += ["", BOUND_LEGEND]
+    cpu = cpu_table(run)
+    if cpu:
+        lines += ["", "### CPU per request (the server's CPU time over its requests, median; in brackets the share of "
+                  "CPU 0 the server used / CPU 1 busy with the load generator)", "", cpu]
     tp = throughput_table(run)
     if tp:
         lines += ["", "### Throughput for large responses and the bootstrap mix", "", tp]
