@@ -384,7 +384,7 @@ def summary(run):
     """Plain text for the terminal: median requests/s and the ratio to nginx, per cell."""
     base = "nginx" if "nginx" in run.servers else None
     others = [s for s in run.servers if s != base]
-    head = f"{'cell':<40}" + "".join(f"{display(s):>14}" for s in run.servers)
+    head = f"{'cell':<40}" + "".join(f"{display(s):>16}" for s in run.servers)
     head += "".join(f"{display(s)[:9] + '/nginx':>16}" for s in others) if base else ""
     head += "".join(f"{display(s)[:7] + ' cpu/ngx':>16}" for s in others) if base else ""
     lines = [head]
@@ -393,7 +393,7 @@ def summary(run):
         line = f"{cell_label(proto, size, conns, run.env):<40}"
         for s in run.servers:
             st = run.stat(s, cell)
-            line += f"{(fmt_rps(st[0]) if st else 'n/a'):>14}"
+            line += f"{(fmt_rps(st[0]) if st else 'n/a'):>16}"
         if base:
             for s in others:
                 r = run.ratio(s, cell, base)

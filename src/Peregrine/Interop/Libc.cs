@@ -43,6 +43,12 @@ internal static partial class Libc
     [LibraryImport("libc")]
     public static partial int close(int fd);
 
+    /// <summary>EFD_NONBLOCK | EFD_CLOEXEC, from sys/eventfd.h.</summary>
+    public const int EventNonBlockCloseOnExec = 0x800 | 0x80000;
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int eventfd(uint initialValue, int flags);
+
     // :: fcntl(2) leases: F_SETLEASE and its F_RDLCK / F_UNLCK arguments, F_SETSIG, and SIGURG.
 
     public const int SetLease = 1024;

@@ -39,6 +39,7 @@ internal sealed partial class InotifyWatcher
             return;
         }
 
+        var handled = false;
         fixed (byte* buffer = _buffer)
         {
             while (true)
@@ -46,8 +47,18 @@ internal sealed partial class InotifyWatcher
                 var count = read(_fd, buffer, (nuint)_buffer.Length);
                 if (count <= 0)
                 {
+                    if (handled && Thread.CurrentThread != _thread)
+                    {
+                        // The publisher read these (TakeBatch, StillSettled): what they queued or
+                        // left settling is the watcher thread's to follow, and it may be asleep
+                        // with nothing left on the descriptor to wake it.
+                        Wake();
+                    }
+
                     return;
                 }
+
+                handled = true;
 
                 var now = Environment.TickCount64;
                 var offset = 0;

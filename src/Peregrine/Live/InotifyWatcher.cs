@@ -15,8 +15,7 @@ namespace Peregrine.Live;
 /// </summary>
 /// <remarks>
 /// <para>
-/// One thread reads the events (non-blocking descriptor, <c>poll(2)</c> with a short timeout so
-/// that disposing needs no signal), coalesces them for <see cref="WatchOptions.CoalescingDelay"/>
+/// One thread reads the events (non-blocking descriptor and <c>poll(2)</c>), coalesces them for <see cref="WatchOptions.CoalescingDelay"/>
 /// and tells the catalog's publisher that a batch is ready (<see cref="FileCatalog.Post(InotifyWatcher)"/>).
 /// The publisher takes the batch when it comes to it (<see cref="TakeBatch"/>: paths changed
 /// while it was busy join it), reads each file and publishes the next snapshot. Before publishing
@@ -45,6 +44,10 @@ internal sealed partial class InotifyWatcher : IDisposable
     private readonly bool _serveHiddenFiles;
     private readonly string _root;
     private readonly int _fd;
+
+    // An eventfd that ends the thread's wait: written when the watcher is disposed, and when the
+    // publisher hands paths back to wait for their writers (Defer), which the thread must then look at.
+    private readonly int _wake;
     private readonly Dictionary<int, string> _folders = [];
     private readonly Dictionary<string, int> _watches = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, Writing> _writing = new(StringComparer.Ordinal);
@@ -73,13 +76,14 @@ internal sealed partial class InotifyWatcher : IDisposable
     private long _firstQueuedAt;
     private volatile bool _stopping;
 
-    private InotifyWatcher(FileCatalog catalog, PeregrineOptions options, string root, int fd)
+    private InotifyWatcher(FileCatalog catalog, PeregrineOptions options, string root, int fd, int wake)
     {
         _catalog = catalog;
         _options = options.Watch;
         _serveHiddenFiles = options.ServeHiddenFiles;
         _root = root;
         _fd = fd;
+        _wake = wake;
         _thread = new Thread(Run) { IsBackground = true, Name = "Peregrine watcher" };
     }
 
@@ -117,7 +121,15 @@ internal sealed partial class InotifyWatcher : IDisposable
             return null;
         }
 
-        var watcher = new InotifyWatcher(catalog, options, root, fd);
+        var wake = eventfd(0, EventNonBlockCloseOnExec);
+        if (wake < 0)
+        {
+            failure = $"eventfd failed (errno {Marshal.GetLastPInvokeError()})";
+            close(fd);
+            return null;
+        }
+
+        var watcher = new InotifyWatcher(catalog, options, root, fd, wake);
         if (!watcher.AddWatches("", out failure))
         {
             watcher.Dispose();
@@ -139,6 +151,7 @@ internal sealed partial class InotifyWatcher : IDisposable
         _stopping = true;
         if (_thread.IsAlive && Thread.CurrentThread != _thread)
         {
+            Wake();
             _thread.Join();
         }
 
@@ -153,6 +166,9 @@ internal sealed partial class InotifyWatcher : IDisposable
             _closed = true;
             _queued.Clear();
             close(_fd);
+
+            // The thread has ended (or never started), so nothing waits on it any more.
+            close(_wake);
         }
     }
 
@@ -183,6 +199,12 @@ internal sealed partial class InotifyWatcher : IDisposable
             foreach (var change in deferred)
             {
                 _writing.AddOrUpdate(change.Relative, new Writing(now, now), (_, w) => w with { Last = now });
+            }
+
+            if (deferred.Count > 0 && !_closed)
+            {
+                // The thread may be asleep with nothing to settle: it has now.
+                Wake();
             }
         }
     }
@@ -225,9 +247,10 @@ internal sealed partial class InotifyWatcher : IDisposable
 
     private void Run()
     {
+        var timeout = -1;
         while (!_stopping)
         {
-            Wait();
+            Wait(timeout);
             lock (_events)
             {
                 Drain();
@@ -237,14 +260,50 @@ internal sealed partial class InotifyWatcher : IDisposable
                 {
                     Flush();
                 }
+
+                timeout = NextTimeout(now);
             }
         }
     }
 
-    private unsafe void Wait()
+    /// <summary>
+    /// How long the thread may wait for the next event, in milliseconds (-1: until one comes):
+    /// while files are being written, <see cref="PollTimeoutMs"/>, to apply the settle rule;
+    /// while paths are queued and not yet posted, until the coalescing delay ends; else no time
+    /// limit, so an idle server's watcher does not wake at all.
+    /// </summary>
+    private int NextTimeout(long now)
     {
-        var pollFd = new PollFd { Fd = _fd, Events = PollIn };
-        poll(&pollFd, 1, PollTimeoutMs);
+        if (!_writing.IsEmpty)
+        {
+            return PollTimeoutMs;
+        }
+
+        if (_queued.Count > 0 && !_batchPosted)
+        {
+            // A posted batch takes whatever is queued when the publisher comes to it.
+            return (int)Math.Clamp(_firstQueuedAt + (long)_options.CoalescingDelay.TotalMilliseconds - now, 1, int.MaxValue);
+        }
+
+        return -1;
+    }
+
+    private unsafe void Wait(int timeout)
+    {
+        var fds = stackalloc PollFd[2];
+        fds[0] = new PollFd { Fd = _fd, Events = PollIn };
+        fds[1] = new PollFd { Fd = _wake, Events = PollIn };
+        if (poll(fds, 2, timeout) > 0 && fds[1].Revents != 0)
+        {
+            ulong count;
+            read(_wake, (byte*)&count, sizeof(ulong));
+        }
+    }
+
+    private unsafe void Wake()
+    {
+        ulong one = 1;
+        write(_wake, (byte*)&one, sizeof(ulong));
     }
 
     /// <summary>Queues the files whose writers went quiet, and snapshots of files written for too long.</summary>
