@@ -22,8 +22,17 @@ internal static class ContentHash
 
     private const int StreamBufferSize = 64 * 1024;
 
+    // How often the process is asked again whether OpenSSL has come in: dlopen(3) with
+    // RTLD_NOLOAD is no cheap look (glibc maps its cache and opens the library file to compare
+    // it with what is loaded: 17 system calls for the two names), and asked for every file it
+    // made a first index of 100,000 small files several times slower (bench/RESULTS.md,
+    // "First index of many small files"). Hashing in managed code a little longer after OpenSSL
+    // came in gives the same bytes.
+    private const long LookInterval = 100;
+
     private static long s_managedBytes;
     private static bool s_openSslLoaded;
+    private static long s_lookAgainAt;
 
     /// <summary>The SHA-256 of <paramref name="content"/>.</summary>
     public static void HashData(ReadOnlySpan<byte> content, Span<byte> destination)
@@ -135,8 +144,9 @@ internal static class ContentHash
 
     private static bool OpenSslLoaded()
     {
-        if (!s_openSslLoaded && PlatformParts.IsNative)
+        if (!Volatile.Read(ref s_openSslLoaded) && PlatformParts.IsNative && Environment.TickCount64 >= Volatile.Read(ref s_lookAgainAt))
         {
+            Volatile.Write(ref s_lookAgainAt, Environment.TickCount64 + LookInterval);
             // Loaded by .NET's OpenSSL shim once anything in the process asked for it; RTLD_NOLOAD
             // only looks, and never loads.
             try
