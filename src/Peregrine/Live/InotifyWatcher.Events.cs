@@ -27,6 +27,7 @@ internal sealed partial class InotifyWatcher
     private const int InNonBlock = 0x800;
     private const int InCloseOnExec = 0x80000;
     private const int PollTimeoutMs = 20;
+    private const int EventBatchMs = 5;
 
     private const uint Mask = InModify | InAttrib | InCloseWrite | InCloseNoWrite | InOpen | InMovedFrom | InMovedTo | InCreate | InDelete
         | InDeleteSelf | InMoveSelf | InOnlyDir | InDontFollow | InExclUnlink;

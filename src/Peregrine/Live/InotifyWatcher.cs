@@ -250,7 +250,16 @@ internal sealed partial class InotifyWatcher : IDisposable
         var timeout = -1;
         while (!_stopping)
         {
-            Wait(timeout);
+            if (Wait(timeout))
+            {
+                // Events come one at a time while files are opened in a row (the server's own
+                // index reads each file: two events apiece), and the thread would wake for each:
+                // a moment's wait takes them in batches. It delays nothing that waits on it by
+                // more than that: publication waits out the coalescing delay anyway, and the
+                // publisher reads what is pending itself before it publishes.
+                Thread.Sleep(EventBatchMs);
+            }
+
             lock (_events)
             {
                 Drain();
@@ -288,16 +297,24 @@ internal sealed partial class InotifyWatcher : IDisposable
         return -1;
     }
 
-    private unsafe void Wait(int timeout)
+    /// <summary>Waits for an event, a wake or the timeout; true when events are waiting.</summary>
+    private unsafe bool Wait(int timeout)
     {
         var fds = stackalloc PollFd[2];
         fds[0] = new PollFd { Fd = _fd, Events = PollIn };
         fds[1] = new PollFd { Fd = _wake, Events = PollIn };
-        if (poll(fds, 2, timeout) > 0 && fds[1].Revents != 0)
+        if (poll(fds, 2, timeout) <= 0)
+        {
+            return false;
+        }
+
+        if (fds[1].Revents != 0)
         {
             ulong count;
             read(_wake, (byte*)&count, sizeof(ulong));
         }
+
+        return fds[0].Revents != 0 && !_stopping;
     }
 
     private unsafe void Wake()
