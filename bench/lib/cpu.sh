@@ -28,8 +28,8 @@ with_cpu() {
   t0=$(server_ticks); c0=$(cpu_ticks); w0=$(date +%s.%N)
   line=$("$@")
   t1=$(server_ticks); c1=$(cpu_ticks); w1=$(date +%s.%N)
-  echo "$line $(awk -v a="$c0" -v b="$c1" -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" -v w="$w1 - $w0" 'BEGIN {
-      split(a, x, " "); split(b, y, " "); split(w, z, " - "); wall = z[1] - z[2]
+  echo "$line $(awk -v a="$c0" -v b="$c1" -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" -v w0="$w0" -v w1="$w1" 'BEGIN {
+      split(a, x, " "); split(b, y, " "); wall = w1 - w0
       printf "server_cpu_s=%.2f server_share=%.3f cpu0_busy=%.2f cpu1_busy=%.2f", t / hz, (wall > 0 ? t / hz / wall : 0),
         (y[3] - x[3] > 0 ? (y[2] - x[2]) / (y[3] - x[3]) : 0), (y[6] - x[6] > 0 ? (y[5] - x[5]) / (y[6] - x[6]) : 0) }')"
 }

@@ -517,7 +517,7 @@ def section(run, args):
     if ratios:
         names, text = ratios
         lines += ["", f"### Ratios ({names}, medians)", "", text]
-        if any(run.bound(c, [s, b]) for c in run.cell_ids for s in run.servers for b in ("nginx",) if b in run.servers and s != b):
+        if "nginx" in run.servers and any(run.bound(c, [s, "nginx"]) for c in run.cell_ids for s in run.servers if s != "nginx"):
             lines += ["", BOUND_LEGEND]
     cpu = cpu_table(run)
     if cpu:

@@ -46,7 +46,8 @@ internal sealed partial class InotifyWatcher : IDisposable
     private readonly int _fd;
 
     // An eventfd that ends the thread's wait: written when the watcher is disposed, and when the
-    // publisher hands paths back to wait for their writers (Defer), which the thread must then look at.
+    // publisher leaves the thread something to follow (paths handed back by Defer, events it
+    // read itself in TakeBatch or StillSettled).
     private readonly int _wake;
     private readonly Dictionary<int, string> _folders = [];
     private readonly Dictionary<string, int> _watches = new(StringComparer.Ordinal);
@@ -76,6 +77,9 @@ internal sealed partial class InotifyWatcher : IDisposable
     private long _firstQueuedAt;
     private volatile bool _stopping;
 
+    /// <summary>The name of the thread that reads the events.</summary>
+    internal const string ThreadName = "Peregrine watcher";
+
     private InotifyWatcher(FileCatalog catalog, PeregrineOptions options, string root, int fd, int wake)
     {
         _catalog = catalog;
@@ -84,7 +88,7 @@ internal sealed partial class InotifyWatcher : IDisposable
         _root = root;
         _fd = fd;
         _wake = wake;
-        _thread = new Thread(Run) { IsBackground = true, Name = "Peregrine watcher" };
+        _thread = new Thread(Run) { IsBackground = true, Name = ThreadName };
     }
 
     /// <summary>When a file was first and last seen written since it was last published.</summary>

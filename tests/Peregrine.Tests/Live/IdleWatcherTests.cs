@@ -16,19 +16,18 @@ namespace Peregrine.Tests.Live;
 [Collection(LiveCollection.Name)]
 public sealed class IdleWatcherTests
 {
-    // The kernel's name for a thread is its first 15 bytes: "Peregrine watcher" becomes this.
-    private const string ThreadName = "Peregrine watch";
+    private static readonly string ThreadName = InotifyWatcher.ThreadName[..15];
 
     [NativeFact("the inotify watcher")]
     public async Task IdleWatcher_DoesNotWake_AndAChangeAfterTheSleepIsStillPublished()
     {
         using var tree = new TempTree();
         tree.Write("index.html", "home");
-        var before = WatcherThreads();
+        var before = OwnThreads.Named(ThreadName);
         using var catalog = new FileCatalog(new PeregrineOptions { Root = tree.Root }, NullLoggerFactory.Instance);
         catalog.Start();
         await HangGuard.WithinAsync(catalog.Ready, TimeSpan.FromSeconds(30));
-        var thread = Assert.Single(WatcherThreads().Except(before));
+        var thread = Assert.Single(OwnThreads.Named(ThreadName).Except(before));
 
         // Whatever start-up left (the first scan's own opens and closes of the files) drains first.
         await Task.Delay(TimeSpan.FromMilliseconds(500));
@@ -45,32 +44,10 @@ public sealed class IdleWatcherTests
         Assert.True(timing.Own < TimeSpan.FromSeconds(1), $"took {timing}");
     }
 
-    /// <summary>The ids of this process's threads named as the watcher's.</summary>
-    private static HashSet<string> WatcherThreads()
-    {
-        var ids = new HashSet<string>(StringComparer.Ordinal);
-        foreach (var task in Directory.EnumerateDirectories("/proc/self/task"))
-        {
-            try
-            {
-                if (File.ReadAllText(Path.Combine(task, "comm")).TrimEnd('\n') == ThreadName)
-                {
-                    ids.Add(Path.GetFileName(task));
-                }
-            }
-            catch (IOException)
-            {
-                // The thread ended meanwhile.
-            }
-        }
-
-        return ids;
-    }
-
     /// <summary>How many times the thread gave up the CPU of its own accord: each wait that ended is one.</summary>
     private static long Wakes(string thread)
     {
-        foreach (var line in File.ReadLines($"/proc/self/task/{thread}/status"))
+        foreach (var line in (OwnThreads.Read(thread, "status") ?? "").Split('\n'))
         {
             if (line.StartsWith("voluntary_ctxt_switches:", StringComparison.Ordinal))
             {

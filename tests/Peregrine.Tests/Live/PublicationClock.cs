@@ -136,11 +136,11 @@ internal static class PublicationClock
     private static Dictionary<string, long> PublisherRunDelays()
     {
         var delays = new Dictionary<string, long>(StringComparer.Ordinal);
-        foreach (var task in Directory.EnumerateDirectories("/proc/self/task"))
+        foreach (var thread in OwnThreads.Named(PublisherThread))
         {
-            if (TryRead(Path.Combine(task, "comm"))?.TrimEnd('\n') == PublisherThread && RunDelay(Path.Combine(task, "schedstat")) is { } delay)
+            if (RunDelay(OwnThreads.Read(thread, "schedstat")) is { } delay)
             {
-                delays[Path.GetFileName(task)] = delay;
+                delays[thread] = delay;
             }
         }
 
@@ -148,19 +148,6 @@ internal static class PublicationClock
     }
 
     /// <summary>The second field of a schedstat file: nanoseconds spent waiting on a run queue.</summary>
-    private static long? RunDelay(string schedstat)
-        => TryRead(schedstat)?.Split(' ') is [_, var waiting, ..] ? long.Parse(waiting, CultureInfo.InvariantCulture) : null;
-
-    private static string? TryRead(string path)
-    {
-        try
-        {
-            return File.ReadAllText(path);
-        }
-        catch (IOException)
-        {
-            // The thread ended meanwhile.
-            return null;
-        }
-    }
+    private static long? RunDelay(string? schedstat)
+        => schedstat?.Split(' ') is [_, var waiting, ..] ? long.Parse(waiting, CultureInfo.InvariantCulture) : null;
 }
