@@ -52,22 +52,42 @@ public static class PeregrineFastPathExtensions
     internal static ListenOptions UsePeregrineKestrelFront(this ListenOptions listen)
         => Use(listen, [], frontOnly: true, sizeTlsOutput: false);
 
-    private static ListenOptions Use(ListenOptions listen, string[] reservedPaths, bool frontOnly, bool sizeTlsOutput)
+    /// <summary>
+    /// The fast path, as <see cref="UsePeregrineFastPath(ListenOptions, bool, string[])"/> adds
+    /// it, also given to <paramref name="slot"/> for a listener that answers from it before
+    /// Kestrel (the standalone server's cleartext reactor).
+    /// </summary>
+    internal static ListenOptions UsePeregrineFastPath(this ListenOptions listen, FastPathSlot slot, bool sizeTlsOutput, params string[] reservedPaths)
+        => Use(listen, reservedPaths, frontOnly: false, sizeTlsOutput, slot);
+
+    private static ListenOptions Use(ListenOptions listen, string[] reservedPaths, bool frontOnly, bool sizeTlsOutput, FastPathSlot? slot = null)
     {
         ArgumentNullException.ThrowIfNull(listen);
         Http1FastPath? fastPath = null;
         var made = false;
-        listen.Use(next => connection =>
+        var gate = new Lock();
+
+        // Made on first use (the first connection, or the reactor's first), once the pipeline
+        // (and so every mount) is built, which is before Kestrel binds.
+        Http1FastPath? Get()
         {
             if (!Volatile.Read(ref made))
             {
-                // Made on the first connection, once the pipeline (and so every mount) is built.
-                fastPath = Create(listen.ApplicationServices, reservedPaths, frontOnly, sizeTlsOutput);
-                Volatile.Write(ref made, true);
+                lock (gate)
+                {
+                    if (!made)
+                    {
+                        fastPath = Create(listen.ApplicationServices, reservedPaths, frontOnly, sizeTlsOutput);
+                        Volatile.Write(ref made, true);
+                    }
+                }
             }
 
-            return fastPath is null ? next(connection) : fastPath.OnConnectionAsync(connection, next);
-        });
+            return fastPath;
+        }
+
+        slot?.Bind(Get);
+        listen.Use(next => connection => Get() is { } fastPath ? fastPath.OnConnectionAsync(connection, next) : next(connection));
         return listen;
     }
 

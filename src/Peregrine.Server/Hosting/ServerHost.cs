@@ -2,6 +2,7 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging.Console;
 using Peregrine;
+using Peregrine.FastPath;
 using Peregrine.Server.AccessLog;
 using Peregrine.Server.Auth;
 using Peregrine.Server.Configuration;
@@ -39,6 +40,8 @@ internal static class ServerHost
         // to this long, then closes what is left.
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = settings.ShutdownTimeout);
 
+        // The fast path of the main endpoint, for the cleartext reactor to answer from.
+        var fastPath = new FastPathSlot();
         if (UsesInlineIo(settings) && https is null)
         {
             // Measured on this project's 2-core machine with the server pinned to one core
@@ -57,9 +60,12 @@ internal static class ServerHost
             // Kestrel's transport, inline.
             if (ClientHelloTransportFactory.IsSupported)
             {
+                // With the fast path on Linux, the listener reads and answers connections itself
+                // before Kestrel (Tls/CleartextReactor).
                 builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(
                     services.GetRequiredService<ILoggerFactory>(),
-                    cleartextPools: services.GetRequiredService<IMemoryPoolFactory<byte>>()));
+                    cleartextPools: services.GetRequiredService<IMemoryPoolFactory<byte>>(),
+                    fastPath: fastPath));
             }
         }
         else if (UsesInlineIo(settings) && ClientHelloTransportFactory.IsSupported)
@@ -107,7 +113,7 @@ internal static class ServerHost
                 // health and metrics paths always take the pipeline.
                 if (!settings.NoFastPath && settings.AccessLog is null && settings.Authenticator is null)
                 {
-                    listen.UsePeregrineFastPath(sizeTlsOutput: !settings.NoTlsSizing, HealthPath, MetricsPath);
+                    listen.UsePeregrineFastPath(fastPath, sizeTlsOutput: !settings.NoTlsSizing, HealthPath, MetricsPath);
                 }
                 else
                 {

@@ -5,6 +5,8 @@ using System.Runtime.CompilerServices;
 using System.Threading.Channels;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
+using Peregrine.FastPath;
+using Peregrine.Interop;
 
 namespace Peregrine.Server.Tls;
 
@@ -36,7 +38,11 @@ namespace Peregrine.Server.Tls;
 /// (prior-knowledge h2c gets Kestrel's default scheduling, anything else inline) rather than by a
 /// ClientHello, and take their memory from this pool (Kestrel's own).
 /// </param>
-internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? httpsPort = null, IMemoryPoolFactory<byte>? cleartextPools = null) : IConnectionListenerFactory, IConnectionListenerFactorySelector
+/// <param name="fastPath">
+/// For a cleartext server on Linux with the fast path: its connections are read and answered by a
+/// <see cref="CleartextReactor"/> first, and reach Kestrel only when the fast path hands them on.
+/// </param>
+internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? httpsPort = null, IMemoryPoolFactory<byte>? cleartextPools = null, FastPathSlot? fastPath = null) : IConnectionListenerFactory, IConnectionListenerFactorySelector
 {
     /// <summary>
     /// Whether this runtime's socket transport lets its connections be given a memory pool
@@ -105,7 +111,7 @@ internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? h
         var answersPlainHttp = ((IPEndPoint)endpoint).Port == httpsPort;
         var listener = cleartextPools is null
             ? new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout, answersPlainHttp)
-            : new ClientHelloListener(socket, logger, cleartextPools, ClientHelloListener.DefaultPeekTimeout, answersPlainHttp: false, cleartext: true);
+            : new ClientHelloListener(socket, logger, cleartextPools, ClientHelloListener.DefaultPeekTimeout, answersPlainHttp: false, cleartext: true, fastPath?.Get());
         return new ValueTask<IConnectionListener>(listener);
     }
 }
@@ -154,13 +160,15 @@ internal sealed class ClientHelloListener : IConnectionListener
     private readonly Channel<ConnectionContext> _ready = Channel.CreateUnbounded<ConnectionContext>(new UnboundedChannelOptions { SingleWriter = false });
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _accepting;
+    private readonly CleartextReactor? _reactor;
     private int _waiting;
     private long _http2;
     private long _other;
 
     /// <param name="answersPlainHttp">Whether a connection whose first byte is a letter (plain HTTP on this TLS port) gets 400 here rather than being handed on.</param>
     /// <param name="cleartext">Whether connections are sorted by HTTP/2's connection preface (a cleartext server) rather than by their ClientHello.</param>
-    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout, bool answersPlainHttp = false, bool cleartext = false)
+    /// <param name="fastPath">On a cleartext server on Linux, the fast path that a <see cref="CleartextReactor"/> answers from before Kestrel; null for none.</param>
+    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout, bool answersPlainHttp = false, bool cleartext = false, Http1FastPath? fastPath = null)
     {
         _socket = socket;
         _peekTimeout = peekTimeout;
@@ -169,7 +177,16 @@ internal sealed class ClientHelloListener : IConnectionListener
         EndPoint = socket.LocalEndPoint!;
         _inline = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: true, pools), logger);
         _queued = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: false, pools), logger);
-        _accepting = AcceptLoopAsync();
+        if (cleartext && fastPath is { Answers: true } && PlatformParts.IsNative)
+        {
+            // The reactor accepts, on threads of its own; it hands on what it does not answer.
+            _reactor = new CleartextReactor(socket, fastPath, HandOn, logger, Environment.ProcessorCount);
+            _accepting = Task.CompletedTask;
+        }
+        else
+        {
+            _accepting = AcceptLoopAsync();
+        }
     }
 
     public EndPoint EndPoint { get; }
@@ -375,6 +392,35 @@ internal sealed class ClientHelloListener : IConnectionListener
         }
     }
 
+    /// <summary>A connection the reactor hands on: the bytes it read and did not answer are read first, and the fast path takes up where it stopped.</summary>
+    private void HandOn(Socket accepted, byte[]? prefix, ReactorCarry? carry, bool http2)
+    {
+        ConnectionContext connection;
+        try
+        {
+            connection = (http2 ? _queued : _inline).Create(accepted);
+        }
+        catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
+        {
+            accepted.Dispose();
+            carry?.Output?.Complete();
+            return;
+        }
+
+        Interlocked.Increment(ref http2 ? ref _http2 : ref _other);
+        if (prefix is not null)
+        {
+            connection.Transport = new PrefixedTransport(prefix, connection.Transport);
+        }
+
+        if (carry is not null)
+        {
+            connection.Features.Set(carry);
+        }
+
+        Ready(connection);
+    }
+
     private void HandOn(Socket accepted, ClientOffer offer)
     {
         var http2 = offer == ClientOffer.Http2;
@@ -408,6 +454,11 @@ internal sealed class ClientHelloListener : IConnectionListener
             connection.Transport = EncryptedOutput.Install(connection, accepted);
         }
 
+        Ready(connection);
+    }
+
+    private void Ready(ConnectionContext connection)
+    {
         if (!_ready.Writer.TryWrite(connection))
         {
             // Unbound meanwhile: Kestrel accepts no more.
@@ -419,8 +470,16 @@ internal sealed class ClientHelloListener : IConnectionListener
     public async ValueTask UnbindAsync(CancellationToken cancellationToken = default)
     {
         await _stopping.CancelAsync();
+
+        // The reactor's threads stop (closing the idle connections they hold) before the
+        // listening socket they accept from goes.
+        _reactor?.Dispose();
         _socket.Dispose();
         await _accepting;
+        if (_reactor is not null)
+        {
+            _ready.Writer.TryComplete();
+        }
     }
 
     public async ValueTask DisposeAsync()

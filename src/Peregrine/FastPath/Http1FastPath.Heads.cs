@@ -6,7 +6,7 @@ namespace Peregrine.FastPath;
 // Finding the request heads in what the connection has read, and deciding which to answer.
 internal sealed partial class Http1FastPath
 {
-    private enum Outcome : byte
+    internal enum Outcome : byte
     {
         NeedMore,
         HandOff,

@@ -88,7 +88,7 @@ internal sealed partial class Http1FastPath
         if (connection.Features.Get<ITlsApplicationProtocolFeature>() is not { } protocol)
         {
             return _serves && PlatformParts.IsNative && connection.Features.Get<IConnectionSocketFeature>()?.Socket is { } socket
-                ? ServeSocketAsync(connection, socket, next)
+                ? ServeSocketAsync(connection, socket, next, connection.Features.Get<ReactorCarry>())
                 : ServeAsync(connection, connection.Transport.Output, https: false, next);
         }
 
@@ -130,15 +130,16 @@ internal sealed partial class Http1FastPath
         }
     }
 
-    private async Task ServeSocketAsync(ConnectionContext connection, System.Net.Sockets.Socket socket, ConnectionDelegate next)
+    private async Task ServeSocketAsync(ConnectionContext connection, System.Net.Sockets.Socket socket, ConnectionDelegate next, ReactorCarry? carry)
     {
         // Over cleartext the fast path writes to the socket itself, which sends large bodies
         // without copying them (Transport/SocketOutput); Kestrel's pipe is left empty for a
-        // hand-off, which comes only after everything written here has been sent.
-        var output = new SocketOutput(socket);
+        // hand-off, which comes only after everything written here has been sent. A connection
+        // a reactor answered first brings its output, whatever of it the socket had no room for.
+        var output = carry?.Output ?? new SocketOutput(socket);
         try
         {
-            await ServeAsync(connection, output, https: false, next);
+            await ServeAsync(connection, output, https: false, next, carry);
         }
         finally
         {
@@ -148,7 +149,7 @@ internal sealed partial class Http1FastPath
 
     private static bool IsHttp11(ReadOnlySpan<byte> alpn) => alpn.IsEmpty || alpn.SequenceEqual("http/1.1"u8);
 
-    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, bool https, ConnectionDelegate next)
+    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, bool https, ConnectionDelegate next, ReactorCarry? carry = null)
     {
         var input = connection.Transport.Input;
         using var watched = FastPathHeartbeat.Watch(input, output);
@@ -160,11 +161,36 @@ internal sealed partial class Http1FastPath
         // `stashed` bytes; null otherwise.
         byte[]? stash = null;
         var stashed = 0;
-        var first = true;
+        var first = carry?.First ?? true;
         byte[]? rewritten;
         int rewrittenLength;
         try
         {
+            if (carry is not null && (carry.Closing || carry.Kestrels || output.UnflushedBytes != 0))
+            {
+                // What the reactor answered goes first, under the send deadline of any flush;
+                // after a Connection: close response, nothing more is read; a head the fast
+                // path handed on is Kestrel's, as in the hand-off below.
+                var sent = await FlushAsync(output, watched);
+                if (sent.IsCanceled)
+                {
+                    AbortStalled(connection);
+                    return;
+                }
+
+                if (carry.Closing || sent.IsCompleted)
+                {
+                    return;
+                }
+
+                if (carry.Kestrels)
+                {
+                    watched.Dispose();
+                    await next(connection);
+                    return;
+                }
+            }
+
             while (true)
             {
                 // Idle between requests up to the keep-alive timeout; a head that has begun

@@ -6,7 +6,7 @@ using System.Runtime.InteropServices;
 
 namespace Peregrine.Interop;
 
-/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2), malloc_trim(3) and mallopt(3), dlopen(3)'s look-up, madvise(2) and getauxval(3).</summary>
+/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2), epoll(7), accept4(2), malloc_trim(3) and mallopt(3), dlopen(3)'s look-up, madvise(2) and getauxval(3).</summary>
 internal static partial class Libc
 {
     /// <summary>EAGAIN (EWOULDBLOCK) on Linux.</summary>
@@ -145,6 +145,7 @@ internal static partial class Libc
     public const int SealAll = 1 | 2 | 4 | 8;
 
     public const int GetStatusFlags = 3;
+    public const int SetStatusFlags = 4;
 
     /// <summary>O_NONBLOCK on Linux.</summary>
     public const int NonBlocking = 0x800;
@@ -173,6 +174,54 @@ internal static partial class Libc
 
     [LibraryImport("libc", SetLastError = true)]
     public static partial int dup(int fd);
+
+    // :: epoll(7), accept4(2) and recv(2), for the cleartext reactor of the standalone server.
+
+    /// <summary>EPOLL_CLOEXEC.</summary>
+    public const int EpollCloseOnExec = 0x80000;
+
+    public const int EpollAdd = 1;
+    public const int EpollDelete = 2;
+
+    /// <summary>EPOLLIN, EPOLLEXCLUSIVE and EPOLLET, from sys/epoll.h.</summary>
+    public const uint EpollIn = 0x001;
+    public const uint EpollExclusive = 1u << 28;
+    public const uint EpollEdgeTriggered = 1u << 31;
+
+    /// <summary>EPOLLERR, EPOLLHUP and EPOLLRDHUP: the connection failed, or the peer closed (its sending side).</summary>
+    public const uint EpollEnded = 0x008 | 0x010 | 0x2000;
+
+    /// <summary>
+    /// The size of struct epoll_event: packed (12 bytes) on x86-64 only, where the kernel's
+    /// header declares it so; 16 elsewhere. Its 64-bit data follows the 32-bit events at offset 4 or 8.
+    /// </summary>
+    public static readonly int EpollEventSize = RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 12 : 16;
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int epoll_create1(int flags);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial int epoll_ctl(int epoll, int operation, int fd, byte* eventData);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial int epoll_wait(int epoll, byte* events, int maxEvents, int timeout);
+
+    /// <summary>SOCK_NONBLOCK | SOCK_CLOEXEC.</summary>
+    public const int SocketNonBlockCloseOnExec = 0x800 | 0x80000;
+
+    /// <summary>ECONNABORTED, EPROTO, EMFILE, ENFILE, ENOBUFS and ENOMEM.</summary>
+    public const int ConnectionAborted = 103;
+    public const int ProtocolError = 71;
+    public const int TooManyFiles = 24;
+    public const int TooManyFilesInSystem = 23;
+    public const int NoBuffers = 105;
+    public const int NoMemory = 12;
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial int accept4(int fd, void* address, void* addressLength, int flags);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial nint recv(int fd, byte* buffer, nuint count, int flags);
 
     // :: cachestat(2), Linux 6.5, which glibc does not wrap: how many of a file's pages are cached.
     // Its number is 451 on every architecture (the generic table).

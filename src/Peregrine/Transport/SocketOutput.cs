@@ -58,10 +58,16 @@ internal sealed class SocketOutput : PipeWriter
 
     public SocketOutput(Socket socket) => _socket = socket;
 
-    private enum Progress
+    /// <summary>How far a send without waiting got.</summary>
+    internal enum Progress
     {
+        /// <summary>Everything was sent.</summary>
         Done,
+
+        /// <summary>The socket took what it could; the rest waits for <see cref="FlushAsync"/>.</summary>
         Full,
+
+        /// <summary>The connection failed: every later flush reports it completed.</summary>
         Failed,
     }
 
@@ -129,6 +135,37 @@ internal sealed class SocketOutput : PipeWriter
 
         _current = null;
         _written = 0;
+    }
+
+    /// <summary>
+    /// Sends what the socket takes now, without waiting: for a caller that waits for the socket
+    /// itself (the standalone server's reactor). What <see cref="Progress.Full"/> leaves is sent
+    /// by the next <see cref="FlushAsync"/>.
+    /// </summary>
+    internal Progress SendWithoutWaiting()
+    {
+        if (_broken)
+        {
+            return Progress.Failed;
+        }
+
+        if (_unflushed == 0)
+        {
+            return Progress.Done;
+        }
+
+        EndBuffer();
+        var progress = SendNow();
+        if (progress == Progress.Done)
+        {
+            Reset();
+        }
+        else if (progress == Progress.Failed)
+        {
+            _broken = true;
+        }
+
+        return progress;
     }
 
     public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default)

@@ -45,6 +45,9 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
         ["cache-rules"] = new(o => o.CacheRules = [new("*.css", "public, max-age=3600"), new("img/**", ""), new("index.html", "no-store")]),
         ["spa"] = new(o => o.SpaFallback = "index.html"),
         ["mount"] = new(o => o.RequestPath = "/static", Base: "/static", HandsOff: _ => true),
+
+        // The defaults, with the connections read by the standalone server's cleartext reactor.
+        ["reactor"] = new(o => o.Headers["X-Content-Type-Options"] = "nosniff", Reactor: true),
     };
 
     /// <summary>Requests whose answer depends on options, run under every option set.</summary>
@@ -84,77 +87,111 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
     public Task Request_UnderEachOptionSet_GetsTheSameResponseFromTheExpectedPath(string set, string head, string path)
         => AssertSameAsync(set, head, path);
 
-    [Theory]
-    // What the fast path answers.
-    [InlineData("GET /index.html?v=3&x=%20 HTTP/1.1\r\nHost: x\r\n", FastPath)]
-    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip;q=1, br;q=0.5\r\n", FastPath)]
-    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: zstd\r\n", FastPath)]
-    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: \r\n", FastPath)]
-    [InlineData("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity;q=0\r\n", FastPath)]
-    [InlineData("GET /img/a.png HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br\r\n", FastPath)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\", W/{etag}\r\n", FastPath)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\"\r\n", FastPath)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: *\r\n", FastPath)]
-    [InlineData("HEAD /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n", FastPath)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: {lm}\r\n", FastPath)]
-    [InlineData("GET /docs/ HTTP/1.1\r\nHost: x\r\n", FastPath)]
-    [InlineData("GET /large.bin HTTP/1.1\r\nHost: x\r\n", FastPath)]
-    [InlineData("HEAD /large.bin HTTP/1.1\r\nHost: x\r\n", FastPath)]
-    [InlineData("GET /index.html HTTP/1.1\r\nhost: x\r\nACCEPT-ENCODING: gzip\r\nconnection: keep-alive\r\n", FastPath)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost:x\r\nX-Tabs:\t a\tb\t \r\nContent-Length: 0\r\n", FastPath)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: [::1]:80\r\n", FastPath)]
-    // What needs the full stack.
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Match: \"other\"\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9,20-29\r\nIf-Range: {etag}\r\n", Kestrel)]
-    [InlineData("GET /%69ndex.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    [InlineData("GET /css/../index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    [InlineData("GET /big.bin HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    [InlineData("POST /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello", Kestrel)]
-    [InlineData("DELETE /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.0\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n", Kestrel)]
-    // Malformed or unusual heads: Kestrel answers them, 400 or not.
-    [InlineData("GET /index.html HTTP/1.1\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nHost: y\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost : x\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x:\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: :80\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost:\r\n", Kestrel)]
-    [InlineData("GET  /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    [InlineData("GET /index.html  HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    [InlineData("GET\t/index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    [InlineData("\r\nGET /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    // Line ends: a bare LF is a line end to Kestrel; a bare CR and a NUL are refused.
-    [InlineData("GET /index.html HTTP/1.1\nHost: x\nConnection: close\n\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\nConnection: close\r\n\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX: a\0b\r\n", Kestrel)]
-    [InlineData("GET /index\0.html HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    // Kestrel's limits (defaults: an 8 KiB request line, 100 fields, 32 KiB of fields): near
-    // one, Kestrel answers (200); beyond it, Kestrel refuses (414, 431).
-    [InlineData("GET /index.html?q={pad:8000} HTTP/1.1\r\nHost: x\r\n", FastPath)]
-    [InlineData("GET /index.html?q={pad:8150} HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    [InlineData("GET /index.html?q={pad:8200} HTTP/1.1\r\nHost: x\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\n{fields:97}", FastPath)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\n{fields:98}", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\n{fields:99}", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Pad: {pad:32600}\r\n", FastPath)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Pad: {pad:32700}\r\n", Kestrel)]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Pad: {pad:32760}\r\n", Kestrel)]
-    public Task Request_GetsTheSameResponseFromTheExpectedPath(string head, string path)
-        => AssertSameAsync("defaults", head, path);
+    /// <summary>Requests sent under the defaults, directly and through the standalone server's cleartext reactor.</summary>
+    private static readonly (string Head, string Path)[] s_rows =
+    [
+        // What the fast path answers.
+        ("GET /index.html?v=3&x=%20 HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip;q=1, br;q=0.5\r\n", FastPath),
+        ("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: zstd\r\n", FastPath),
+        ("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: \r\n", FastPath),
+        ("GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity;q=0\r\n", FastPath),
+        ("GET /img/a.png HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br\r\n", FastPath),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\", W/{etag}\r\n", FastPath),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\"\r\n", FastPath),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: *\r\n", FastPath),
+        ("HEAD /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n", FastPath),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: {lm}\r\n", FastPath),
+        ("GET /docs/ HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("GET /large.bin HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("HEAD /large.bin HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("GET /index.html HTTP/1.1\r\nhost: x\r\nACCEPT-ENCODING: gzip\r\nconnection: keep-alive\r\n", FastPath),
+        ("GET /index.html HTTP/1.1\r\nHost:x\r\nX-Tabs:\t a\tb\t \r\nContent-Length: 0\r\n", FastPath),
+        ("GET /index.html HTTP/1.1\r\nHost: [::1]:80\r\n", FastPath),
+        // What needs the full stack.
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Match: \"other\"\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9,20-29\r\nIf-Range: {etag}\r\n", Kestrel),
+        ("GET /%69ndex.html HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("GET /css/../index.html HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("GET /big.bin HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("POST /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello", Kestrel),
+        ("DELETE /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("GET /index.html HTTP/1.0\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n", Kestrel),
+        // Malformed or unusual heads: Kestrel answers them, 400 or not.
+        ("GET /index.html HTTP/1.1\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nHost: y\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost : x\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x:\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: :80\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost:\r\n", Kestrel),
+        ("GET  /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("GET /index.html  HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("GET\t/index.html HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("\r\nGET /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        // Line ends: a bare LF is a line end to Kestrel; a bare CR and a NUL are refused.
+        ("GET /index.html HTTP/1.1\nHost: x\nConnection: close\n\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\nConnection: close\r\n\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nX: a\0b\r\n", Kestrel),
+        ("GET /index\0.html HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        // Kestrel's limits (defaults: an 8 KiB request line, 100 fields, 32 KiB of fields): near
+        // one, Kestrel answers (200); beyond it, Kestrel refuses (414, 431).
+        ("GET /index.html?q={pad:8000} HTTP/1.1\r\nHost: x\r\n", FastPath),
+        ("GET /index.html?q={pad:8150} HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("GET /index.html?q={pad:8200} HTTP/1.1\r\nHost: x\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\n{fields:97}", FastPath),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\n{fields:98}", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\n{fields:99}", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Pad: {pad:32600}\r\n", FastPath),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Pad: {pad:32700}\r\n", Kestrel),
+        ("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Pad: {pad:32760}\r\n", Kestrel),
+    ];
 
-    /// <summary>Pipelines, with how many answers they get, and whether the connection ends up with Kestrel.</summary>
-    public static TheoryData<string, int, string> Pipelines => new()
+    public static TheoryData<string, string, string> Rows()
     {
-        // The fast path answers the first three, hands the Range request and the rest to Kestrel.
+        var rows = new TheoryData<string, string, string>();
+        foreach (var set in (string[])["defaults", "reactor"])
         {
+            foreach (var (head, path) in s_rows)
+            {
+                rows.Add(set, head, path);
+            }
+        }
+
+        return rows;
+    }
+
+    [Theory]
+    [MemberData(nameof(Rows))]
+    public Task Request_GetsTheSameResponseFromTheExpectedPath(string set, string head, string path)
+        => AssertSameAsync(set, head, path);
+
+    /// <summary>Pipelines, with how many answers they get, and whether the connection ends up with Kestrel; each under the defaults and through the reactor.</summary>
+    public static TheoryData<string, string, int, string> Pipelines()
+    {
+        var rows = new TheoryData<string, string, int, string>();
+        foreach (var set in (string[])["defaults", "reactor"])
+        {
+            foreach (var (requests, answers, path) in s_pipelines)
+            {
+                rows.Add(set, requests, answers, path);
+            }
+        }
+
+        return rows;
+    }
+
+    private static readonly (string Requests, int Answers, string Path)[] s_pipelines =
+    [
+        // The fast path answers the first three, hands the Range request and the rest to Kestrel.
+        (
             "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n" +
             "GET /css/site.css HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n" +
             "GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n\r\n" +
@@ -163,9 +200,9 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
             "GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
             6,
             Kestrel
-        },
+        ),
         // Bodies written in pieces, each in order.
-        {
+        (
             "GET /large.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
             "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n" +
             "HEAD /large.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
@@ -174,30 +211,30 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
             "GET /large.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
             6,
             FastPath
-        },
+        ),
         // A tab before "close": Kestrel does not read it as close, keeps the connection open and
         // answers the next request (found by the fuzzer, seed 1, case 85340).
-        {
+        (
             "GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: keep-alive,\t close\r\n\r\n" +
             "GET /img/a.png HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
             2,
             Kestrel
-        },
+        ),
         // A bare LF after an answered request: Kestrel takes the rest, and answers it.
-        {
+        (
             "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n" +
             "GET /img/a.png HTTP/1.1\r\nHost: x\n\n" +
             "GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
             3,
             Kestrel
-        },
-    };
+        ),
+    ];
 
     [Theory]
     [MemberData(nameof(Pipelines))]
-    public async Task PipelinedRequests_AreAllAnsweredInOrder(string requests, int answers, string path)
+    public async Task PipelinedRequests_AreAllAnsweredInOrder(string set, string requests, int answers, string path)
     {
-        var pair = await hosts.For("defaults");
+        var pair = await hosts.For(set);
 
         var (plain, fast, handedOff) = await pair.ExchangeBothAsync(pair.Expand(requests));
 
@@ -206,10 +243,12 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
         Assert.Equal(path, handedOff ? Kestrel : FastPath);
     }
 
-    [Fact]
-    public async Task ManyKeepAliveRequests_OnOneConnection_AreAllServedByTheFastPath()
+    [Theory]
+    [InlineData("defaults")]
+    [InlineData("reactor")]
+    public async Task ManyKeepAliveRequests_OnOneConnection_AreAllServedByTheFastPath(string set)
     {
-        var pair = await hosts.For("defaults");
+        var pair = await hosts.For(set);
         using var client = new TcpClient();
         await client.ConnectAsync(pair.Fast.Address.Host, pair.Fast.Address.Port);
         var stream = client.GetStream();
@@ -311,7 +350,8 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
 
     /// <param name="Base">The mount path the requests' paths start with.</param>
     /// <param name="HandsOff">Requests that go to Kestrel under these options whatever the row says.</param>
-    internal sealed record OptionSet(Action<PeregrineOptions> Configure, string Base = "", Func<string, bool>? HandsOff = null);
+    /// <param name="Reactor">Whether the fast-path server reads its connections with the standalone server's cleartext reactor.</param>
+    internal sealed record OptionSet(Action<PeregrineOptions> Configure, string Base = "", Func<string, bool>? HandsOff = null, bool Reactor = false);
 
     /// <summary>A pair of servers for each option set, started on first use; one tree for all.</summary>
     public sealed class Hosts : IAsyncLifetime
@@ -356,7 +396,7 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
         public HandOffRecorder Recorder => Pair.Recorder;
 
         public static async Task<OptionSetHosts> StartAsync(string root, OptionSet set)
-            => new(await HostPair.StartAsync(root, set.Configure, set.Base + "/index.html"), set.Base);
+            => new(await HostPair.StartAsync(root, set.Configure, set.Base + "/index.html", reactor: set.Reactor), set.Base);
 
         /// <summary>
         /// Fills in a row: <c>{base}</c> the mount path, <c>{etag}</c> and <c>{lm}</c> the

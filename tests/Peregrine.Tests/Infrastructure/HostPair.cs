@@ -34,7 +34,8 @@ public sealed class HostPair : IAsyncDisposable
     public string LastModified { get; private set; } = "";
 
     /// <param name="validatorsOf">The path of a file whose validators <see cref="ETag"/> and <see cref="LastModified"/> hold.</param>
-    public static async Task<HostPair> StartAsync(string root, Action<PeregrineOptions> configure, string validatorsOf, Action<KestrelServerOptions>? kestrel = null)
+    /// <param name="reactor">Whether the fast-path server reads its connections with the standalone server's cleartext reactor (<see cref="PeregrineHost.StartAsync"/>).</param>
+    public static async Task<HostPair> StartAsync(string root, Action<PeregrineOptions> configure, string validatorsOf, Action<KestrelServerOptions>? kestrel = null, bool reactor = false)
     {
         void Configure(PeregrineOptions options)
         {
@@ -47,7 +48,7 @@ public sealed class HostPair : IAsyncDisposable
             // The server without the fast path still has its look at each connection's first
             // head (KestrelFront), as the standalone server has.
             await PeregrineHost.StartAsync(root, Configure, kestrel: kestrel, listen: static l => l.UsePeregrineKestrelFront()),
-            await PeregrineHost.StartAsync(root, Configure, fastPath: true, kestrel: kestrel, behindFastPath: recorder.Install),
+            await PeregrineHost.StartAsync(root, Configure, fastPath: true, kestrel: kestrel, behindFastPath: recorder.Install, reactor: reactor),
             recorder);
         await pair.Plain.Services.GetRequiredService<Compressor>().WhenIdle();
         await pair.Fast.Services.GetRequiredService<Compressor>().WhenIdle();

@@ -7,7 +7,10 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using Microsoft.AspNetCore.Connections;
+using Peregrine.FastPath;
 using Peregrine.Live;
+using Peregrine.Server.Tls;
 
 namespace Peregrine.Tests.Infrastructure;
 
@@ -38,10 +41,24 @@ public sealed class PeregrineHost : IAsyncDisposable
 
     public IServiceProvider Services => _app.Services;
 
-    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false, Action<KestrelServerOptions>? kestrel = null, Action<ListenOptions>? listen = null, Action<ListenOptions>? behindFastPath = null)
+    /// <param name="reactor">
+    /// With <paramref name="fastPath"/>: the standalone server's cleartext listener, whose reactor
+    /// reads each connection and answers from the fast path before Kestrel sees it
+    /// (Peregrine.Server.Tls.CleartextReactor), rather than Kestrel's socket transport.
+    /// </param>
+    public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false, Action<KestrelServerOptions>? kestrel = null, Action<ListenOptions>? listen = null, Action<ListenOptions>? behindFastPath = null, bool reactor = false)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
+        var slot = reactor ? new FastPathSlot() : null;
+        if (slot is not null)
+        {
+            builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(
+                services.GetRequiredService<ILoggerFactory>(),
+                cleartextPools: services.GetRequiredService<IMemoryPoolFactory<byte>>(),
+                fastPath: slot));
+        }
+
         builder.WebHost.ConfigureKestrel(k =>
         {
             kestrel?.Invoke(k);
@@ -49,7 +66,11 @@ public sealed class PeregrineHost : IAsyncDisposable
             {
                 l.Protocols = HttpProtocols.Http1AndHttp2;
                 listen?.Invoke(l);
-                if (fastPath)
+                if (slot is not null)
+                {
+                    l.UsePeregrineFastPath(slot, sizeTlsOutput: true);
+                }
+                else if (fastPath)
                 {
                     l.UsePeregrineFastPath();
                 }

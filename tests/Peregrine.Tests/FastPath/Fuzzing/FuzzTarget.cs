@@ -15,6 +15,10 @@ internal sealed class FuzzTarget : IAsyncDisposable
         new("defaults", 8 * 1024, 32 * 1024, 100, o => o.Headers["X-Content-Type-Options"] = "nosniff"),
         new("small-limits", 200, 400, 6, _ => { }),
 
+        // The standalone server's cleartext reactor reads the connections (a head in pieces, a
+        // hand-off mid-connection: the reactor's own decisions), with limits in reach.
+        new("reactor", 200, 400, 6, o => o.Headers["X-Content-Type-Options"] = "nosniff", Reactor: true),
+
         // As the standalone server sets Kestrel: an absolute-form target's authority replaces Host.
         new("options", 1024, 2048, 20, HostOverride: true, Options: o =>
         {
@@ -74,7 +78,7 @@ internal sealed class FuzzTarget : IAsyncDisposable
             kestrel.AllowHostHeaderOverride = setup.HostOverride;
         }
 
-        return new FuzzTarget(setup, await HostPair.StartAsync(root, setup.Options, "/index.html", Limits));
+        return new FuzzTarget(setup, await HostPair.StartAsync(root, setup.Options, "/index.html", Limits, setup.Reactor));
     }
 }
 
@@ -84,4 +88,5 @@ internal sealed class FuzzTarget : IAsyncDisposable
 /// <param name="MaxRequestHeaderCount">Likewise.</param>
 /// <param name="Options">The options both servers get.</param>
 /// <param name="HostOverride">Kestrel's AllowHostHeaderOverride, for both.</param>
-internal sealed record FuzzSetup(string Name, int MaxRequestLineSize, int MaxRequestHeadersTotalSize, int MaxRequestHeaderCount, Action<PeregrineOptions> Options, bool HostOverride = false);
+/// <param name="Reactor">Whether the fast-path server reads its connections with the standalone server's cleartext reactor.</param>
+internal sealed record FuzzSetup(string Name, int MaxRequestLineSize, int MaxRequestHeadersTotalSize, int MaxRequestHeaderCount, Action<PeregrineOptions> Options, bool HostOverride = false, bool Reactor = false);

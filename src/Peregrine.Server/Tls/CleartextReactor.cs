@@ -1,0 +1,555 @@
+using System.Buffers;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using Peregrine.FastPath;
+using Peregrine.Interop;
+using Peregrine.Transport;
+
+namespace Peregrine.Server.Tls;
+
+/// <summary>
+/// The cleartext server's connections, read with epoll(7) on threads of its own and answered by
+/// the fast path there, the way nginx reads: a read that returns less than was asked for means
+/// the socket is drained, and the next read waits for epoll to say more has come. Kestrel's
+/// socket transport reads once more after every request (a zero-byte read, which the socket
+/// engine tries at once and which fails) and runs each read through its pipe, its scheduler and
+/// the socket engine's queues; at 0 B that was about a tenth of the server's time per request
+/// (docs/performance.md, "The cleartext reactor").
+/// </summary>
+/// <remarks>
+/// A connection stays here only while each read holds complete requests that the fast path
+/// answers and whose responses the socket takes at once. Anything else hands it to Kestrel as it
+/// stands, through <see cref="HandOn"/>: a request the fast path does not answer, a head that has
+/// not all arrived, a response the socket has no room for, the connection preface of HTTP/2.
+/// What was read and not answered goes with it (Kestrel reads it first), and so does output not
+/// yet sent and whether a request was answered (<see cref="ReactorCarry"/>); the fast path then
+/// goes on where the reactor stopped, under Kestrel's timeouts. Idle connections here are closed
+/// after Kestrel's keep-alive timeout, as Kestrel closes its own, and all of them when the
+/// listener stops (they are idle: nothing here waits). An idle connection holds no buffer.
+/// </remarks>
+internal sealed unsafe partial class CleartextReactor : IDisposable
+{
+    /// <summary>A connection handed to Kestrel: its socket, bytes read and not answered, what the reactor leaves to the fast path, and whether it opened with HTTP/2's preface.</summary>
+    public delegate void HandOnCallback(Socket socket, byte[]? prefix, ReactorCarry? carry, bool http2);
+
+    public const string ThreadName = "Peregrine reactor";
+
+    // A read: heads are far smaller (Kestrel's default limit for a whole head is 32 KiB, and a
+    // head that does not fit goes to Kestrel), and pipelined requests are read in turns.
+    private const int ReadSize = 16 * 1024;
+    private const int MaxEvents = 256;
+
+    // Keep-alive timeouts are looked for once a second while connections are held, as Kestrel's
+    // heartbeat does; with none held the threads sleep until a connection comes.
+    private const int SweepMilliseconds = 1000;
+
+    // Out of descriptors or memory at accept: wait this long before accepting again.
+    private const int AcceptPauseMilliseconds = 1000;
+
+    private readonly Http1FastPath _fastPath;
+    private readonly HandOnCallback _handOn;
+    private readonly ILogger _logger;
+    private readonly int _listen;
+    private readonly long _keepAliveMilliseconds;
+    private readonly Loop[] _loops;
+
+    /// <param name="listen">The bound, listening socket; it must outlive the reactor.</param>
+    /// <param name="threads">Loops, each with its own epoll set; each accepts for itself.</param>
+    public CleartextReactor(Socket listen, Http1FastPath fastPath, HandOnCallback handOn, ILogger logger, int threads)
+    {
+        _fastPath = fastPath;
+        _handOn = handOn;
+        _logger = logger;
+        _listen = (int)listen.SafeHandle.DangerousGetHandle();
+        _keepAliveMilliseconds = (long)Math.Min(fastPath.KeepAliveTimeout.TotalMilliseconds, long.MaxValue / 2);
+
+        // Accepts happen on the loops without waiting: a listening socket made by .NET is
+        // blocking until it is used asynchronously, which this one never is.
+        var flags = Libc.fcntl(_listen, Libc.GetStatusFlags, 0);
+        if (flags < 0 || Libc.fcntl(_listen, Libc.SetStatusFlags, flags | Libc.NonBlocking) < 0)
+        {
+            throw new SocketException(Marshal.GetLastPInvokeError());
+        }
+
+        _loops = new Loop[threads];
+        try
+        {
+            for (var i = 0; i < threads; i++)
+            {
+                _loops[i] = new Loop(this);
+            }
+        }
+        catch
+        {
+            Dispose();
+            throw;
+        }
+
+        foreach (var loop in _loops)
+        {
+            loop.Start();
+        }
+    }
+
+    /// <summary>Stops accepting and closes the connections held (all idle); those handed to Kestrel are Kestrel's.</summary>
+    public void Dispose()
+    {
+        foreach (var loop in _loops)
+        {
+            loop?.Stop();
+        }
+
+        foreach (var loop in _loops)
+        {
+            loop?.Join();
+        }
+    }
+
+    private sealed class Connection(Socket socket, int fd, long now)
+    {
+        public Socket Socket { get; } = socket;
+
+        public int Fd { get; } = fd;
+
+        public SocketOutput Output { get; } = new(socket);
+
+        /// <summary>No request answered yet (<see cref="KestrelFront"/> looks at the first head only).</summary>
+        public bool First = true;
+
+        /// <summary>Nothing read yet: the first read may be HTTP/2's connection preface.</summary>
+        public bool Fresh = true;
+
+        public long LastActive = now;
+    }
+
+    private sealed class Loop
+    {
+        private readonly CleartextReactor _owner;
+        private readonly int _epoll;
+        private readonly int _wake;
+        private readonly Thread _thread;
+        private readonly Dictionary<int, Connection> _connections = [];
+        private readonly byte[] _buffer = GC.AllocateUninitializedArray<byte>(ReadSize, pinned: true);
+        private readonly byte* _read;
+        private volatile bool _stopping;
+        private long _now;
+        private long _nextSweep;
+        private long _acceptPausedUntil;
+
+        public Loop(CleartextReactor owner)
+        {
+            _owner = owner;
+            _read = (byte*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_buffer));
+            _epoll = Libc.epoll_create1(Libc.EpollCloseOnExec);
+            if (_epoll < 0)
+            {
+                throw new SocketException(Marshal.GetLastPInvokeError());
+            }
+
+            _wake = Libc.eventfd(0, Libc.EventNonBlockCloseOnExec);
+            if (_wake < 0 || !Add(_wake, Libc.EpollIn) || !Add(owner._listen, Libc.EpollIn | Libc.EpollExclusive))
+            {
+                var error = Marshal.GetLastPInvokeError();
+                Libc.close(_epoll);
+                if (_wake >= 0)
+                {
+                    Libc.close(_wake);
+                }
+
+                throw new SocketException(error);
+            }
+
+            _thread = new Thread(Run) { IsBackground = true, Name = ThreadName };
+        }
+
+        public void Start() => _thread.Start();
+
+        public void Stop()
+        {
+            _stopping = true;
+            ulong one = 1;
+            Libc.write(_wake, (byte*)&one, sizeof(ulong));
+        }
+
+        public void Join()
+        {
+            if (_thread.ThreadState != ThreadState.Unstarted)
+            {
+                _thread.Join();
+            }
+        }
+
+        private bool Add(int fd, uint events) => Control(Libc.EpollAdd, fd, events);
+
+        private bool Control(int operation, int fd, uint events)
+        {
+            var data = stackalloc byte[16];
+            *(uint*)data = events;
+            *(ulong*)(data + Libc.EpollEventSize - sizeof(ulong)) = (ulong)fd;
+            return Libc.epoll_ctl(_epoll, operation, fd, data) == 0;
+        }
+
+        private void Run()
+        {
+            var size = Libc.EpollEventSize;
+            var events = stackalloc byte[MaxEvents * size];
+            try
+            {
+                while (!_stopping)
+                {
+                    var timeout = _connections.Count == 0 && _acceptPausedUntil == 0 ? -1 : SweepMilliseconds;
+                    var count = Libc.epoll_wait(_epoll, events, MaxEvents, timeout);
+                    if (count < 0)
+                    {
+                        if (Marshal.GetLastPInvokeError() == Libc.Interrupted)
+                        {
+                            continue;
+                        }
+
+                        throw new SocketException(Marshal.GetLastPInvokeError());
+                    }
+
+                    _now = Environment.TickCount64;
+                    for (var i = 0; i < count && !_stopping; i++)
+                    {
+                        var at = events + (i * size);
+                        var fd = (int)*(ulong*)(at + size - sizeof(ulong));
+                        if (fd == _owner._listen)
+                        {
+                            Accept();
+                        }
+                        else if (_connections.TryGetValue(fd, out var connection))
+                        {
+                            try
+                            {
+                                Serve(connection, ended: (*(uint*)at & Libc.EpollEnded) != 0);
+                            }
+                            catch (Exception ex) when (_connections.ContainsKey(fd))
+                            {
+                                // As Kestrel ends a connection whose handler threw: logged, closed.
+                                ConnectionFailed(_owner._logger, ex);
+                                Close(connection);
+                            }
+                        }
+                    }
+
+                    if (_now >= _nextSweep)
+                    {
+                        Sweep();
+                        _nextSweep = _now + SweepMilliseconds;
+                    }
+                }
+            }
+            catch (Exception ex)
+            {
+                // Nothing here should throw; should it, the connections held are closed and the
+                // others go on. Kestrel still has the ones handed to it.
+                Stopped(_owner._logger, ex);
+            }
+            finally
+            {
+                foreach (var connection in _connections.Values.ToArray())
+                {
+                    Close(connection);
+                }
+
+                Libc.close(_epoll);
+                Libc.close(_wake);
+            }
+        }
+
+        private void Accept()
+        {
+            while (!_stopping)
+            {
+                var fd = Libc.accept4(_owner._listen, null, null, Libc.SocketNonBlockCloseOnExec);
+                if (fd < 0)
+                {
+                    var error = Marshal.GetLastPInvokeError();
+                    if (error is Libc.Interrupted or Libc.ConnectionAborted or Libc.ProtocolError)
+                    {
+                        // The client gave up before it was accepted.
+                        continue;
+                    }
+
+                    if (error is Libc.TooManyFiles or Libc.TooManyFilesInSystem or Libc.NoBuffers or Libc.NoMemory)
+                    {
+                        // The connection stays in the backlog; the listening socket would wake
+                        // this loop at once again. Accepting resumes after a pause.
+                        Control(Libc.EpollDelete, _owner._listen, 0);
+                        _acceptPausedUntil = _now + AcceptPauseMilliseconds;
+                        AcceptFailed(_owner._logger, Marshal.GetPInvokeErrorMessage(error), AcceptPauseMilliseconds);
+                    }
+
+                    return;
+                }
+
+                Socket socket;
+                try
+                {
+                    socket = new Socket(new SafeSocketHandle(fd, ownsHandle: true));
+                    socket.NoDelay = true;
+                }
+                catch (SocketException)
+                {
+                    // Reset before it could be looked at.
+                    Libc.close(fd);
+                    continue;
+                }
+
+                var connection = new Connection(socket, fd, _now);
+                if (!Add(fd, Libc.EpollIn | Libc.EpollEnded | Libc.EpollEdgeTriggered))
+                {
+                    socket.Dispose();
+                    continue;
+                }
+
+                _connections.Add(fd, connection);
+            }
+        }
+
+        /// <summary>
+        /// Reads what came and answers it, until the socket is drained; or hands the connection
+        /// to Kestrel. When the client has closed its side (<paramref name="ended"/>), a short
+        /// read does not mean drained: the end itself is still to be read, and no later event
+        /// would say so.
+        /// </summary>
+        private void Serve(Connection connection, bool ended)
+        {
+            connection.LastActive = _now;
+            var kept = 0;
+            while (true)
+            {
+                var got = Libc.recv(connection.Fd, _read + kept, (nuint)(ReadSize - kept), 0);
+                if (got < 0)
+                {
+                    var error = Marshal.GetLastPInvokeError();
+                    if (error == Libc.Interrupted)
+                    {
+                        continue;
+                    }
+
+                    if (error != Libc.TryAgain)
+                    {
+                        Close(connection);
+                    }
+                    else if (kept != 0)
+                    {
+                        // A head begun in a full read, and nothing more yet.
+                        HandOn(connection, _buffer.AsSpan(0, kept).ToArray(), pending: false, closing: false);
+                    }
+
+                    return;
+                }
+
+                if (got == 0)
+                {
+                    // The client closed its side. With a head begun, Kestrel reads it and the
+                    // end, and answers as it does (400).
+                    if (kept != 0)
+                    {
+                        HandOn(connection, _buffer.AsSpan(0, kept).ToArray(), pending: false, closing: false);
+                    }
+                    else
+                    {
+                        Close(connection);
+                    }
+
+                    return;
+                }
+
+                var filled = kept + (int)got;
+                kept = 0;
+                if (connection.Fresh)
+                {
+                    // HTTP/2's preface, or the start of it past "PRI " (no HTTP/1.1 method the
+                    // fast path answers): Kestrel's, with the scheduling HTTP/2 is faster with.
+                    connection.Fresh = false;
+                    if (ClientHelloListener.ReadPreface(_buffer.AsSpan(0, filled)) is ClientOffer.Http2 or ClientOffer.Incomplete && filled >= 4)
+                    {
+                        HandOn(connection, _buffer.AsSpan(0, filled).ToArray(), pending: false, closing: false, http2: true);
+                        return;
+                    }
+                }
+
+                if (!Answer(connection, filled, out kept))
+                {
+                    return;
+                }
+
+                if (filled < ReadSize && !ended)
+                {
+                    // Drained: epoll says when more comes.
+                    if (kept != 0)
+                    {
+                        // A head begun and not finished: Kestrel's, under its headers timeout.
+                        HandOn(connection, _buffer.AsSpan(0, kept).ToArray(), pending: false, closing: false);
+                    }
+
+                    return;
+                }
+
+                if (kept == ReadSize)
+                {
+                    // One head fills the whole read: Kestrel's to take or refuse.
+                    HandOn(connection, _buffer.ToArray(), pending: false, closing: false);
+                    return;
+                }
+            }
+        }
+
+        /// <summary>
+        /// Answers the requests in the first <paramref name="filled"/> bytes of the read and sends
+        /// the responses. True when all went, with <paramref name="kept"/> bytes of a head begun
+        /// moved to the start of the read buffer; false when the connection was closed or handed on.
+        /// </summary>
+        private bool Answer(Connection connection, int filled, out int kept)
+        {
+            kept = 0;
+            var start = 0;
+            while (true)
+            {
+                var input = new ReadOnlySequence<byte>(_buffer, start, filled - start);
+                var outcome = _owner._fastPath.Answer(ref input, connection.Output, ref connection.First, out var rewritten, out var rewrittenLength);
+                var at = filled - (int)input.Length;
+                var progress = connection.Output.SendWithoutWaiting();
+                if (progress == SocketOutput.Progress.Failed)
+                {
+                    Close(connection);
+                    return false;
+                }
+
+                var pending = progress == SocketOutput.Progress.Full;
+                switch (outcome)
+                {
+                    case Http1FastPath.Outcome.Close:
+                        if (pending)
+                        {
+                            HandOn(connection, null, pending: true, closing: true);
+                        }
+                        else
+                        {
+                            Close(connection);
+                        }
+
+                        return false;
+
+                    case Http1FastPath.Outcome.HandOff:
+                        byte[] prefix;
+                        if (rewritten is null)
+                        {
+                            prefix = _buffer.AsSpan(at, filled - at).ToArray();
+                        }
+                        else
+                        {
+                            // Kestrel reads the head rewritten for it (KestrelFront) in place of the one read.
+                            prefix = new byte[rewritten.Length + filled - at - rewrittenLength];
+                            rewritten.CopyTo(prefix, 0);
+                            _buffer.AsSpan(at + rewrittenLength, filled - at - rewrittenLength).CopyTo(prefix.AsSpan(rewritten.Length));
+                        }
+
+                        HandOn(connection, prefix, pending, closing: false, kestrels: true);
+                        return false;
+
+                    case Http1FastPath.Outcome.Flush:
+                        // More requests wait in this read: answer them once these have gone.
+                        if (pending)
+                        {
+                            HandOn(connection, _buffer.AsSpan(at, filled - at).ToArray(), pending: true, closing: false);
+                            return false;
+                        }
+
+                        start = at;
+                        continue;
+
+                    default:
+                        if (pending)
+                        {
+                            HandOn(connection, at == filled ? null : _buffer.AsSpan(at, filled - at).ToArray(), pending: true, closing: false);
+                            return false;
+                        }
+
+                        kept = filled - at;
+                        if (kept != 0 && at != 0)
+                        {
+                            _buffer.AsSpan(at, kept).CopyTo(_buffer);
+                        }
+
+                        return true;
+                }
+            }
+        }
+
+        private void HandOn(Connection connection, byte[]? prefix, bool pending, bool closing, bool http2 = false, bool kestrels = false)
+        {
+            _connections.Remove(connection.Fd);
+            Control(Libc.EpollDelete, connection.Fd, 0);
+            ReactorCarry? carry = null;
+            if (pending || closing || kestrels || !connection.First)
+            {
+                carry = new ReactorCarry(connection.First, pending ? connection.Output : null, closing, kestrels);
+            }
+
+            if (!pending)
+            {
+                connection.Output.Complete();
+            }
+
+            _owner._handOn(connection.Socket, prefix, carry, http2);
+        }
+
+        private void Close(Connection connection)
+        {
+            _connections.Remove(connection.Fd);
+            connection.Output.Complete();
+            try
+            {
+                // As Kestrel's transport ends a connection.
+                connection.Socket.Shutdown(SocketShutdown.Both);
+            }
+            catch (SocketException)
+            {
+                // Already reset by the client.
+            }
+
+            connection.Socket.Dispose();
+        }
+
+        /// <summary>Closes connections idle past Kestrel's keep-alive timeout, and accepts again after a pause.</summary>
+        private void Sweep()
+        {
+            if (_acceptPausedUntil != 0 && _now >= _acceptPausedUntil)
+            {
+                _acceptPausedUntil = 0;
+                Add(_owner._listen, Libc.EpollIn | Libc.EpollExclusive);
+            }
+
+            List<Connection>? idle = null;
+            foreach (var connection in _connections.Values)
+            {
+                if (_now - connection.LastActive > _owner._keepAliveMilliseconds)
+                {
+                    (idle ??= []).Add(connection);
+                }
+            }
+
+            if (idle is not null)
+            {
+                foreach (var connection in idle)
+                {
+                    Close(connection);
+                }
+            }
+        }
+    }
+
+    [LoggerMessage(301, LogLevel.Warning, "Accepting connections failed ({Error}); trying again in {Pause} ms.")]
+    private static partial void AcceptFailed(ILogger logger, string error, int pause);
+
+    [LoggerMessage(303, LogLevel.Error, "A connection failed in the cleartext reactor, and was closed.")]
+    private static partial void ConnectionFailed(ILogger logger, Exception exception);
+
+    [LoggerMessage(302, LogLevel.Error, "A thread of the cleartext reactor stopped; the connections it held are closed, and the others' threads go on.")]
+    private static partial void Stopped(ILogger logger, Exception exception);
+}

@@ -1,0 +1,226 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using Peregrine.Tests.Infrastructure;
+
+namespace Peregrine.Tests.Server.Tls;
+
+/// <summary>
+/// The cleartext reactor's own decisions, beyond the answers it shares with the fast path (which
+/// FastPathDifferentialTests and the fuzzer compare with Kestrel's): when it hands a connection
+/// to Kestrel, what goes with it, and how it ends the connections it keeps. A
+/// <see cref="HandOffRecorder"/> behind the fast path tells whether Kestrel's HTTP layer saw a
+/// connection.
+/// </summary>
+public sealed class CleartextReactorTests
+{
+    private static readonly byte[] s_large = Enumerable.Range(0, 900_000).Select(i => (byte)((i / 65536 * 37) + (i * 7))).ToArray();
+
+    [Fact]
+    public async Task IdleConnection_IsClosedAfterKestrelsKeepAliveTimeout()
+    {
+        await using var server = await ServerAsync(TimeSpan.FromSeconds(2));
+        using var client = await ConnectAsync(server.Host);
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        Assert.StartsWith("HTTP/1.1 200 OK", await ReadResponsesAsync(client, 1));
+        var idle = Stopwatch.StartNew();
+
+        // Closed by the reactor's sweep (once a second) after 2 s idle, with nothing sent.
+        var read = await client.ReceiveAsync(new byte[16]).WaitAsync(TimeSpan.FromSeconds(10));
+
+        Assert.Equal(0, read);
+        Assert.InRange(idle.ElapsedMilliseconds, 1_900, 5_000);
+        Assert.False(server.Recorder.TakeHandedOff(LocalPort(client)));
+    }
+
+    [Fact]
+    public async Task HeadInTwoParts_IsAnsweredByTheFastPathAfterTheReactor()
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host);
+
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHo"u8.ToArray());
+        await Task.Delay(100);
+        await client.SendAsync("st: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"u8.ToArray());
+        var responses = await ReadToEndAsync(client);
+
+        Assert.Equal(2, Count(responses, "HTTP/1.1 200 OK"));
+        Assert.EndsWith("\r\n\r\nhello", responses);
+        Assert.False(server.Recorder.TakeHandedOff(LocalPort(client)));
+    }
+
+    [Fact]
+    public async Task ResponsesLargerThanTheSocketTakes_ArriveWholeAndInOrder()
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host, receiveBuffer: 16 * 1024);
+        var request = "GET /large.bin HTTP/1.1\r\nHost: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n";
+        await client.SendAsync(Encoding.ASCII.GetBytes(request + request + "GET /large.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+
+        // The client reads nothing for a while: the socket fills, and the rest is sent once it reads.
+        await Task.Delay(300);
+        var bytes = await ReadAllAsync(client);
+
+        var at = 0;
+        foreach (var expected in (byte[][])[s_large, "hello"u8.ToArray(), s_large, "hello"u8.ToArray(), s_large])
+        {
+            var end = bytes.AsSpan(at).IndexOf("\r\n\r\n"u8) + at;
+            Assert.StartsWith("HTTP/1.1 200 OK", Encoding.ASCII.GetString(bytes, at, end - at));
+            Assert.True(bytes.AsSpan(end + 4, expected.Length).SequenceEqual(expected));
+            at = end + 4 + expected.Length;
+        }
+
+        Assert.Equal(bytes.Length, at);
+        Assert.False(server.Recorder.TakeHandedOff(LocalPort(client)));
+    }
+
+    [Fact]
+    public async Task RequestTheFastPathHandsOn_IsKestrelsWithWhatFollows()
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host);
+
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /missing HTTP/1.1\r\nHost: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=1-2\r\nConnection: close\r\n\r\n"u8.ToArray());
+        var responses = await ReadToEndAsync(client);
+
+        var statuses = System.Text.RegularExpressions.Regex.Matches(responses, "HTTP/1.1 [0-9]{3} [^\r]*").Select(match => match.Value).ToArray();
+        Assert.Equal(["HTTP/1.1 200 OK", "HTTP/1.1 404 Not Found", "HTTP/1.1 206 Partial Content"], statuses);
+        Assert.Contains("\r\n\r\nhelloHTTP/1.1 404", responses);
+        Assert.EndsWith("\r\n\r\nel", responses);
+        Assert.True(server.Recorder.TakeHandedOff(LocalPort(client)));
+    }
+
+    [Fact]
+    public async Task ClientThatClosesItsSide_GetsItsAnswerThenTheEnd()
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host);
+
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        client.Shutdown(SocketShutdown.Send);
+        var responses = await ReadToEndAsync(client);
+
+        Assert.StartsWith("HTTP/1.1 200 OK", responses);
+        Assert.EndsWith("\r\n\r\nhello", responses);
+    }
+
+    [Fact]
+    public async Task HeadEndedByTheClientBeforeItsEnd_Gets400()
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host);
+
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\n"u8.ToArray());
+        client.Shutdown(SocketShutdown.Send);
+        var responses = await ReadToEndAsync(client);
+
+        Assert.StartsWith("HTTP/1.1 400 Bad Request", responses);
+    }
+
+    [Fact]
+    public async Task PriorKnowledgeH2c_IsKestrelsHttp2()
+    {
+        // The standalone server, whose connection middleware answers h2c's preface with HTTP/2.
+        using var tree = new TempTree();
+        tree.Write("a.txt", "hello");
+        await using var server = await Peregrine.Tests.Server.RunningServer.StartAsync(tree.Root);
+        using var http = new HttpClient { DefaultRequestVersion = HttpVersion.Version20, DefaultVersionPolicy = HttpVersionPolicy.RequestVersionExact };
+
+        using var response = await http.GetAsync(new Uri(server.Address, "/a.txt"));
+
+        Assert.Equal(HttpVersion.Version20, response.Version);
+        Assert.Equal("hello", await response.Content.ReadAsStringAsync());
+    }
+
+    [Fact]
+    public async Task Stopping_ClosesTheIdleConnectionsTheReactorHolds()
+    {
+        var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host);
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        Assert.StartsWith("HTTP/1.1 200 OK", await ReadResponsesAsync(client, 1));
+
+        var stopping = Stopwatch.StartNew();
+        await server.DisposeAsync();
+
+        Assert.InRange(stopping.ElapsedMilliseconds, 0, 4_000);
+        Assert.Equal(0, await client.ReceiveAsync(new byte[16]).WaitAsync(TimeSpan.FromSeconds(5)));
+    }
+
+    private static async Task<Server> ServerAsync(TimeSpan? keepAlive = null)
+    {
+        var tree = new TempTree();
+        tree.Write("a.txt", "hello");
+        tree.Write("large.bin", s_large);
+        var recorder = new HandOffRecorder();
+        var host = await PeregrineHost.StartAsync(
+            tree.Root,
+            options => options.Watch.Enabled = false,
+            fastPath: true,
+            reactor: true,
+            kestrel: k => k.Limits.KeepAliveTimeout = keepAlive ?? k.Limits.KeepAliveTimeout,
+            behindFastPath: recorder.Install);
+        return new Server(host, recorder, tree);
+    }
+
+    private static async Task<Socket> ConnectAsync(PeregrineHost host, int receiveBuffer = 0)
+    {
+        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        if (receiveBuffer != 0)
+        {
+            socket.ReceiveBufferSize = receiveBuffer;
+        }
+
+        await socket.ConnectAsync(IPAddress.Loopback, host.Address.Port);
+        return socket;
+    }
+
+    private static int LocalPort(Socket socket) => ((IPEndPoint)socket.LocalEndPoint!).Port;
+
+    private static int Count(string text, string part) => text.Split(part).Length - 1;
+
+    private static async Task<byte[]> ReadAllAsync(Socket client)
+    {
+        using var received = new MemoryStream();
+        var buffer = new byte[64 * 1024];
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        while (await client.ReceiveAsync(buffer, timeout.Token) is var read and > 0)
+        {
+            received.Write(buffer, 0, read);
+        }
+
+        return received.ToArray();
+    }
+
+    private static async Task<string> ReadToEndAsync(Socket client) => Encoding.Latin1.GetString(await ReadAllAsync(client));
+
+    /// <summary>Reads until <paramref name="count"/> responses of "hello" have come, without waiting for the end.</summary>
+    private static async Task<string> ReadResponsesAsync(Socket client, int count)
+    {
+        var text = new StringBuilder();
+        var buffer = new byte[4096];
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        while (Count(text.ToString(), "\r\n\r\nhello") < count)
+        {
+            var read = await client.ReceiveAsync(buffer, timeout.Token);
+            Assert.NotEqual(0, read);
+            text.Append(Encoding.Latin1.GetString(buffer, 0, read));
+        }
+
+        return text.ToString();
+    }
+
+    private sealed class Server(PeregrineHost host, HandOffRecorder recorder, TempTree tree) : IAsyncDisposable
+    {
+        public PeregrineHost Host { get; } = host;
+
+        public HandOffRecorder Recorder { get; } = recorder;
+
+        public async ValueTask DisposeAsync()
+        {
+            await Host.DisposeAsync();
+            tree.Dispose();
+        }
+    }
+}
