@@ -29,7 +29,10 @@ internal static class Http2PriorKnowledge
     /// </summary>
     public static void UseHttp2PriorKnowledge(this ListenOptions listen, TimeSpan firstBytesTimeout)
     {
-        listen.Use(next => connection => RunAsync(connection, next, firstBytesTimeout));
+        // A connection the cleartext reactor answered first (Tls/CleartextReactor) was looked at
+        // for the preface there, and may be waiting to send a response before the client sends
+        // another byte.
+        listen.Use(next => connection => connection.Features.Get<ReactorCarry>() is null ? RunAsync(connection, next, firstBytesTimeout) : next(connection));
     }
 
     /// <summary>

@@ -52,7 +52,9 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
     private readonly ILogger _logger;
     private readonly int _listen;
     private readonly long _keepAliveMilliseconds;
+    private readonly long _firstBytesMilliseconds;
     private readonly Loop[] _loops;
+    private int _disposed;
 
     /// <param name="listen">The bound, listening socket; it must outlive the reactor.</param>
     /// <param name="threads">Loops, each with its own epoll set; each accepts for itself.</param>
@@ -63,6 +65,10 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         _logger = logger;
         _listen = (int)listen.SafeHandle.DangerousGetHandle();
         _keepAliveMilliseconds = (long)Math.Min(fastPath.KeepAliveTimeout.TotalMilliseconds, long.MaxValue / 2);
+
+        // A new connection must send its first bytes within the request-headers timeout, as the
+        // server's prior-knowledge check (Hosting/Http2PriorKnowledge) requires of the others.
+        _firstBytesMilliseconds = (long)Math.Min(fastPath.HeadersTimeout.TotalMilliseconds, long.MaxValue / 2);
 
         // Accepts happen on the loops without waiting: a listening socket made by .NET is
         // blocking until it is used asynchronously, which this one never is.
@@ -92,9 +98,14 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         }
     }
 
-    /// <summary>Stops accepting and closes the connections held (all idle); those handed to Kestrel are Kestrel's.</summary>
+    /// <summary>Stops accepting and closes the connections held (all idle); those handed to Kestrel are Kestrel's. Once only.</summary>
     public void Dispose()
     {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
         foreach (var loop in _loops)
         {
             loop?.Stop();
@@ -172,12 +183,16 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             Libc.write(_wake, (byte*)&one, sizeof(ulong));
         }
 
+        /// <summary>Waits for the thread, then closes the epoll set and the wake-up descriptor (only then: Stop writes to it).</summary>
         public void Join()
         {
             if (_thread.ThreadState != ThreadState.Unstarted)
             {
                 _thread.Join();
             }
+
+            Libc.close(_epoll);
+            Libc.close(_wake);
         }
 
         private bool Add(int fd, uint events) => Control(Libc.EpollAdd, fd, events);
@@ -225,11 +240,14 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                             {
                                 Serve(connection, ended: (*(uint*)at & Libc.EpollEnded) != 0);
                             }
-                            catch (Exception ex) when (_connections.ContainsKey(fd))
+                            catch (Exception ex)
                             {
                                 // As Kestrel ends a connection whose handler threw: logged, closed.
                                 ConnectionFailed(_owner._logger, ex);
-                                Close(connection);
+                                if (_connections.ContainsKey(fd))
+                                {
+                                    Close(connection);
+                                }
                             }
                         }
                     }
@@ -253,9 +271,6 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 {
                     Close(connection);
                 }
-
-                Libc.close(_epoll);
-                Libc.close(_wake);
             }
         }
 
@@ -285,16 +300,17 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     return;
                 }
 
+                var handle = new SafeSocketHandle(fd, ownsHandle: true);
                 Socket socket;
                 try
                 {
-                    socket = new Socket(new SafeSocketHandle(fd, ownsHandle: true));
+                    socket = new Socket(handle);
                     socket.NoDelay = true;
                 }
                 catch (SocketException)
                 {
-                    // Reset before it could be looked at.
-                    Libc.close(fd);
+                    // Reset before it could be looked at. The handle closes the descriptor, once.
+                    handle.Dispose();
                     continue;
                 }
 
@@ -496,7 +512,17 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 connection.Output.Complete();
             }
 
-            _owner._handOn(connection.Socket, prefix, carry, http2);
+            try
+            {
+                _owner._handOn(connection.Socket, prefix, carry, http2);
+            }
+            catch (Exception ex)
+            {
+                // Kestrel could not take it: the connection ends here, and the loop goes on.
+                ConnectionFailed(_owner._logger, ex);
+                carry?.Output?.Complete();
+                connection.Socket.Dispose();
+            }
         }
 
         private void Close(Connection connection)
@@ -516,7 +542,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             connection.Socket.Dispose();
         }
 
-        /// <summary>Closes connections idle past Kestrel's keep-alive timeout, and accepts again after a pause.</summary>
+        /// <summary>Closes connections idle past Kestrel's keep-alive timeout (new ones that sent nothing, past its request-headers timeout), and accepts again after a pause.</summary>
         private void Sweep()
         {
             if (_acceptPausedUntil != 0 && _now >= _acceptPausedUntil)
@@ -528,7 +554,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             List<Connection>? idle = null;
             foreach (var connection in _connections.Values)
             {
-                if (_now - connection.LastActive > _owner._keepAliveMilliseconds)
+                if (_now - connection.LastActive > (connection.Fresh ? _owner._firstBytesMilliseconds : _owner._keepAliveMilliseconds))
                 {
                     (idle ??= []).Add(connection);
                 }

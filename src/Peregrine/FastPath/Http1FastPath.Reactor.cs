@@ -14,6 +14,9 @@ internal sealed partial class Http1FastPath
     /// <summary>Kestrel's keep-alive timeout, which the reactor applies to the connections it holds.</summary>
     internal TimeSpan KeepAliveTimeout => _keepAliveTimeout;
 
+    /// <summary>Kestrel's request-headers timeout, which the standalone server applies to a new connection's first bytes.</summary>
+    internal TimeSpan HeadersTimeout => _headersTimeout;
+
     /// <summary>
     /// Answers the complete requests in <paramref name="buffer"/>, as a connection's loop does
     /// (<see cref="Process"/>), into <paramref name="output"/>, which the caller sends.

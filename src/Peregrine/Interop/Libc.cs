@@ -192,10 +192,11 @@ internal static partial class Libc
     public const uint EpollEnded = 0x008 | 0x010 | 0x2000;
 
     /// <summary>
-    /// The size of struct epoll_event: packed (12 bytes) on x86-64 only, where the kernel's
-    /// header declares it so; 16 elsewhere. Its 64-bit data follows the 32-bit events at offset 4 or 8.
+    /// The size of struct epoll_event: 12 bytes on x86-64 (packed, as the kernel's header declares
+    /// it there) and on 32-bit x86 (where a 64-bit field aligns to 4); 16 elsewhere. Its 64-bit
+    /// data follows the 32-bit events at offset 4 or 8.
     /// </summary>
-    public static readonly int EpollEventSize = RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 12 : 16;
+    public static readonly int EpollEventSize = RuntimeInformation.ProcessArchitecture is Architecture.X64 or Architecture.X86 ? 12 : 16;
 
     [LibraryImport("libc", SetLastError = true)]
     public static partial int epoll_create1(int flags);

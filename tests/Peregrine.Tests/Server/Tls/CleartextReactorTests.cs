@@ -35,6 +35,20 @@ public sealed class CleartextReactorTests
     }
 
     [Fact]
+    public async Task NewConnectionThatSendsNothing_IsClosedAfterTheRequestHeadersTimeout()
+    {
+        // As the standalone server's prior-knowledge check closes one, not after the keep-alive timeout.
+        await using var server = await ServerAsync(keepAlive: TimeSpan.FromSeconds(30), headers: TimeSpan.FromSeconds(2));
+        using var client = await ConnectAsync(server.Host);
+        var silent = Stopwatch.StartNew();
+
+        var read = await client.ReceiveAsync(new byte[16]).WaitAsync(TimeSpan.FromSeconds(10));
+
+        Assert.Equal(0, read);
+        Assert.InRange(silent.ElapsedMilliseconds, 1_900, 5_000);
+    }
+
+    [Fact]
     public async Task HeadInTwoParts_IsAnsweredByTheFastPathAfterTheReactor()
     {
         await using var server = await ServerAsync();
@@ -133,6 +147,43 @@ public sealed class CleartextReactorTests
         Assert.Equal("hello", await response.Content.ReadAsStringAsync());
     }
 
+    /// <summary>
+    /// In the standalone server, whose prior-knowledge check reads a connection's first bytes
+    /// before anything else: a connection handed on with a response still to send must not
+    /// wait there for bytes the client will not send until it has the response.
+    /// </summary>
+    [Fact]
+    public async Task StandaloneServer_ResponseLargerThanTheSocketTakes_IsSentWithoutWaitingForTheClient()
+    {
+        // Far more than socket buffers hold (tcp_wmem's largest is 4 MiB by default).
+        var huge = Enumerable.Range(0, 12 << 20).Select(i => (byte)(i * 31 / 7)).ToArray();
+        using var tree = new TempTree();
+        tree.Write("huge.bin", huge);
+
+        // Served by the fast path from the server's private copy, by sendfile (watching keeps one).
+        await using var server = await Peregrine.Tests.Server.RunningServer.StartAsync(tree.Root);
+        using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true, ReceiveBufferSize = 16 * 1024 };
+        await client.ConnectAsync(IPAddress.Loopback, server.Address.Port);
+
+        await client.SendAsync("GET /huge.bin HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        await Task.Delay(300);
+        var received = new MemoryStream();
+        var buffer = new byte[64 * 1024];
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(15));
+        var end = -1;
+        while (end < 0 || received.Length < end + 4 + huge.Length)
+        {
+            var read = await client.ReceiveAsync(buffer, timeout.Token);
+            Assert.NotEqual(0, read);
+            received.Write(buffer, 0, read);
+            end = received.GetBuffer().AsSpan(0, (int)received.Length).IndexOf("\r\n\r\n"u8);
+        }
+
+        Assert.StartsWith("HTTP/1.1 200 OK", Encoding.ASCII.GetString(received.GetBuffer(), 0, end));
+        Assert.True(received.GetBuffer().AsSpan(end + 4, huge.Length).SequenceEqual(huge));
+        Assert.Equal(end + 4 + huge.Length, received.Length);
+    }
+
     [Fact]
     public async Task Stopping_ClosesTheIdleConnectionsTheReactorHolds()
     {
@@ -148,7 +199,7 @@ public sealed class CleartextReactorTests
         Assert.Equal(0, await client.ReceiveAsync(new byte[16]).WaitAsync(TimeSpan.FromSeconds(5)));
     }
 
-    private static async Task<Server> ServerAsync(TimeSpan? keepAlive = null)
+    private static async Task<Server> ServerAsync(TimeSpan? keepAlive = null, TimeSpan? headers = null)
     {
         var tree = new TempTree();
         tree.Write("a.txt", "hello");
@@ -159,7 +210,11 @@ public sealed class CleartextReactorTests
             options => options.Watch.Enabled = false,
             fastPath: true,
             reactor: true,
-            kestrel: k => k.Limits.KeepAliveTimeout = keepAlive ?? k.Limits.KeepAliveTimeout,
+            kestrel: k =>
+            {
+                k.Limits.KeepAliveTimeout = keepAlive ?? k.Limits.KeepAliveTimeout;
+                k.Limits.RequestHeadersTimeout = headers ?? k.Limits.RequestHeadersTimeout;
+            },
             behindFastPath: recorder.Install);
         return new Server(host, recorder, tree);
     }
