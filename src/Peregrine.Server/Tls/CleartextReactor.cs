@@ -353,7 +353,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     else if (kept != 0)
                     {
                         // A head begun in a full read, and nothing more yet.
-                        HandOn(connection, _buffer.AsSpan(0, kept).ToArray(), pending: false, closing: false);
+                        HandOnHead(connection, kept);
                     }
 
                     return;
@@ -365,7 +365,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     // end, and answers as it does (400).
                     if (kept != 0)
                     {
-                        HandOn(connection, _buffer.AsSpan(0, kept).ToArray(), pending: false, closing: false);
+                        HandOnHead(connection, kept);
                     }
                     else
                     {
@@ -400,7 +400,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     if (kept != 0)
                     {
                         // A head begun and not finished: Kestrel's, under its headers timeout.
-                        HandOn(connection, _buffer.AsSpan(0, kept).ToArray(), pending: false, closing: false);
+                        HandOnHead(connection, kept);
                     }
 
                     return;
@@ -409,7 +409,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 if (kept == ReadSize)
                 {
                     // One head fills the whole read: Kestrel's to take or refuse.
-                    HandOn(connection, _buffer.ToArray(), pending: false, closing: false);
+                    HandOnHead(connection, kept);
                     return;
                 }
             }
@@ -496,6 +496,9 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 }
             }
         }
+
+        /// <summary>Hands on a head begun and not finished: the first <paramref name="kept"/> bytes of the read buffer.</summary>
+        private void HandOnHead(Connection connection, int kept) => HandOn(connection, _buffer.AsSpan(0, kept).ToArray(), pending: false, closing: false);
 
         private void HandOn(Connection connection, byte[]? prefix, bool pending, bool closing, bool http2 = false, bool kestrels = false)
         {

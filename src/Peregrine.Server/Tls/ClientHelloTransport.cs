@@ -395,19 +395,12 @@ internal sealed class ClientHelloListener : IConnectionListener
     /// <summary>A connection the reactor hands on: the bytes it read and did not answer are read first, and the fast path takes up where it stopped.</summary>
     private void HandOn(Socket accepted, byte[]? prefix, ReactorCarry? carry, bool http2)
     {
-        ConnectionContext connection;
-        try
+        if (Create(accepted, http2) is not { } connection)
         {
-            connection = (http2 ? _queued : _inline).Create(accepted);
-        }
-        catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
-        {
-            accepted.Dispose();
             carry?.Output?.Complete();
             return;
         }
 
-        Interlocked.Increment(ref http2 ? ref _http2 : ref _other);
         if (prefix is not null)
         {
             connection.Transport = new PrefixedTransport(prefix, connection.Transport);
@@ -423,26 +416,9 @@ internal sealed class ClientHelloListener : IConnectionListener
 
     private void HandOn(Socket accepted, ClientOffer offer)
     {
-        var http2 = offer == ClientOffer.Http2;
-        ConnectionContext connection;
-        try
+        if (Create(accepted, offer == ClientOffer.Http2) is not { } connection)
         {
-            connection = (http2 ? _queued : _inline).Create(accepted);
-        }
-        catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
-        {
-            // Stopped meanwhile, or the client is already gone.
-            accepted.Dispose();
             return;
-        }
-
-        if (http2)
-        {
-            Interlocked.Increment(ref _http2);
-        }
-        else
-        {
-            Interlocked.Increment(ref _other);
         }
 
         // HTTP/1.1 over TLS: the encrypted output goes to the socket without Kestrel's output
@@ -455,6 +431,24 @@ internal sealed class ClientHelloListener : IConnectionListener
         }
 
         Ready(connection);
+    }
+
+    /// <summary>Kestrel's connection for <paramref name="accepted"/>, with the scheduling HTTP/2 or the rest gets; null (the socket closed) when the listener stopped meanwhile or the client is gone.</summary>
+    private ConnectionContext? Create(Socket accepted, bool http2)
+    {
+        ConnectionContext connection;
+        try
+        {
+            connection = (http2 ? _queued : _inline).Create(accepted);
+        }
+        catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
+        {
+            accepted.Dispose();
+            return null;
+        }
+
+        Interlocked.Increment(ref http2 ? ref _http2 : ref _other);
+        return connection;
     }
 
     private void Ready(ConnectionContext connection)
