@@ -18,15 +18,19 @@ namespace Peregrine.Server.Tls;
 /// (docs/performance.md, "The cleartext reactor").
 /// </summary>
 /// <remarks>
-/// A connection stays here only while each read holds complete requests that the fast path
-/// answers and whose responses the socket takes at once. Anything else hands it to Kestrel as it
-/// stands, through <see cref="HandOn"/>: a request the fast path does not answer, a head that has
-/// not all arrived, a response the socket has no room for, the connection preface of HTTP/2.
-/// What was read and not answered goes with it (Kestrel reads it first), and so does output not
-/// yet sent and whether a request was answered (<see cref="ReactorCarry"/>); the fast path then
-/// goes on where the reactor stopped, under Kestrel's timeouts. Idle connections here are closed
-/// after Kestrel's keep-alive timeout, as Kestrel closes its own, and all of them when the
-/// listener stops (they are idle: nothing here waits). An idle connection holds no buffer.
+/// A connection stays here while each read holds complete requests that the fast path answers.
+/// A response the socket has no room for is sent as the socket takes it, as nginx sends: the
+/// rest when epoll says there is room (EPOLLOUT), and the connection's next requests are read
+/// only after that, under Kestrel's minimum response data rate. Anything else hands the
+/// connection to Kestrel as it stands, through <see cref="HandOn"/>: a request the fast path
+/// does not answer, a head that has not all arrived, the connection preface of HTTP/2, and the
+/// rarer shapes of a response still being sent with more read behind it. What was read and not
+/// answered goes with it (Kestrel reads it first), and so does output not yet sent and whether
+/// a request was answered (<see cref="ReactorCarry"/>); the fast path then goes on where the
+/// reactor stopped, under Kestrel's timeouts. Idle connections here are closed after Kestrel's
+/// keep-alive timeout, as Kestrel closes its own. When the listener stops, idle ones are closed
+/// and those still sending are handed to Kestrel to finish, closing after their response, as
+/// Kestrel ends its own connections gracefully. An idle connection holds no buffer.
 /// </remarks>
 internal sealed unsafe partial class CleartextReactor : IDisposable
 {
@@ -132,6 +136,21 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         public bool Fresh = true;
 
         public long LastActive = now;
+
+        /// <summary>A response waits for room in the socket; nothing more is read until it has gone.</summary>
+        public bool Sending;
+
+        /// <summary>The connection closes once the response waiting has gone (Connection: close).</summary>
+        public bool Closing;
+
+        /// <summary>While sending: input may wait unread in the socket, and no later edge of epoll would say so.</summary>
+        public bool Unread;
+
+        /// <summary>While sending: the client closed its side, or the connection failed.</summary>
+        public bool Ended;
+
+        /// <summary>While sending: when the client must have taken the response, by Kestrel's minimum response data rate.</summary>
+        public long SendDeadline;
     }
 
     private sealed class Loop
@@ -238,7 +257,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                         {
                             try
                             {
-                                Serve(connection, ended: (*(uint*)at & Libc.EpollEnded) != 0);
+                                Ready(connection, *(uint*)at);
                             }
                             catch (Exception ex)
                             {
@@ -269,7 +288,16 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             {
                 foreach (var connection in _connections.Values.ToArray())
                 {
-                    Close(connection);
+                    if (connection.Sending)
+                    {
+                        // Kestrel finishes the response, then closes, as it ends its own
+                        // connections when it stops (within the host's shutdown timeout).
+                        HandOn(connection, null, pending: true, closing: true);
+                    }
+                    else
+                    {
+                        Close(connection);
+                    }
                 }
             }
         }
@@ -315,13 +343,64 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 }
 
                 var connection = new Connection(socket, fd, _now);
-                if (!Add(fd, Libc.EpollIn | Libc.EpollEnded | Libc.EpollEdgeTriggered))
+
+                // Edge-triggered, EPOLLOUT comes only after a send found the socket full (the
+                // kernel wakes a writer only then), so asking for it from the start costs the
+                // connections that never fill their socket nothing.
+                if (!Add(fd, Libc.EpollIn | Libc.EpollOut | Libc.EpollEnded | Libc.EpollEdgeTriggered))
                 {
                     socket.Dispose();
                     continue;
                 }
 
                 _connections.Add(fd, connection);
+            }
+        }
+
+        /// <summary>
+        /// What epoll reported for a connection: input to answer, or, while a response waits,
+        /// room in the socket to send more of it.
+        /// </summary>
+        private void Ready(Connection connection, uint events)
+        {
+            var ended = (events & Libc.EpollEnded) != 0;
+            if (!connection.Sending)
+            {
+                if ((events & (Libc.EpollIn | Libc.EpollEnded)) != 0)
+                {
+                    Serve(connection, ended);
+                }
+
+                return;
+            }
+
+            // Requests are answered in order: input that comes meanwhile waits in the socket.
+            connection.Unread |= (events & (Libc.EpollIn | Libc.EpollEnded)) != 0;
+            connection.Ended |= ended;
+            if ((events & (Libc.EpollOut | Libc.EpollEnded)) == 0)
+            {
+                return;
+            }
+
+            switch (connection.Output.SendWithoutWaiting())
+            {
+                case SocketOutput.Progress.Full:
+                    return;
+                case SocketOutput.Progress.Failed:
+                    Close(connection);
+                    return;
+            }
+
+            connection.Sending = false;
+            connection.LastActive = _now;
+            if (connection.Closing)
+            {
+                Close(connection);
+            }
+            else if (connection.Unread)
+            {
+                connection.Unread = false;
+                Serve(connection, connection.Ended);
             }
         }
 
@@ -389,7 +468,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     }
                 }
 
-                if (!Answer(connection, filled, out kept))
+                if (!Answer(connection, filled, ended, out kept))
                 {
                     return;
                 }
@@ -418,9 +497,10 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         /// <summary>
         /// Answers the requests in the first <paramref name="filled"/> bytes of the read and sends
         /// the responses. True when all went, with <paramref name="kept"/> bytes of a head begun
-        /// moved to the start of the read buffer; false when the connection was closed or handed on.
+        /// moved to the start of the read buffer; false when the connection was closed or handed
+        /// on, or waits for room in the socket for the rest of a response.
         /// </summary>
-        private bool Answer(Connection connection, int filled, out int kept)
+        private bool Answer(Connection connection, int filled, bool ended, out int kept)
         {
             kept = 0;
             var start = 0;
@@ -442,7 +522,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     case Http1FastPath.Outcome.Close:
                         if (pending)
                         {
-                            HandOn(connection, null, pending: true, closing: true);
+                            WaitToSend(connection, closing: true, unread: false, ended);
                         }
                         else
                         {
@@ -482,7 +562,17 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     default:
                         if (pending)
                         {
-                            HandOn(connection, at == filled ? null : _buffer.AsSpan(at, filled - at).ToArray(), pending: true, closing: false);
+                            if (at == filled)
+                            {
+                                // The common shape: one large response, nothing read behind it.
+                                // A full read, or an end not yet read, leaves input in the socket.
+                                WaitToSend(connection, closing: false, unread: filled == ReadSize || ended, ended);
+                            }
+                            else
+                            {
+                                HandOn(connection, _buffer.AsSpan(at, filled - at).ToArray(), pending: true, closing: false);
+                            }
+
                             return false;
                         }
 
@@ -495,6 +585,21 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                         return true;
                 }
             }
+        }
+
+        /// <summary>
+        /// Waits for room in the socket for the rest of a response (EPOLLOUT, in
+        /// <see cref="Ready"/>), for as long as Kestrel's minimum response data rate allows.
+        /// </summary>
+        private void WaitToSend(Connection connection, bool closing, bool unread, bool ended)
+        {
+            connection.Sending = true;
+            connection.Closing = closing;
+            connection.Unread = unread;
+            connection.Ended = ended;
+            connection.SendDeadline = _owner._fastPath.SendTime(connection.Output.UnflushedBytes) is { } time
+                ? _now + (long)Math.Min(time.TotalMilliseconds, long.MaxValue / 4)
+                : long.MaxValue;
         }
 
         /// <summary>Hands on a head begun and not finished: the first <paramref name="kept"/> bytes of the read buffer.</summary>
@@ -545,7 +650,11 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             connection.Socket.Dispose();
         }
 
-        /// <summary>Closes connections idle past Kestrel's keep-alive timeout (new ones that sent nothing, past its request-headers timeout), and accepts again after a pause.</summary>
+        /// <summary>
+        /// Closes connections idle past Kestrel's keep-alive timeout (new ones that sent nothing,
+        /// past its request-headers timeout) and those whose client has not taken a response by
+        /// Kestrel's minimum response data rate, and accepts again after a pause.
+        /// </summary>
         private void Sweep()
         {
             if (_acceptPausedUntil != 0 && _now >= _acceptPausedUntil)
@@ -554,19 +663,27 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 Add(_owner._listen, Libc.EpollIn | Libc.EpollExclusive);
             }
 
-            List<Connection>? idle = null;
+            List<Connection>? ending = null;
             foreach (var connection in _connections.Values)
             {
-                if (_now - connection.LastActive > (connection.Fresh ? _owner._firstBytesMilliseconds : _owner._keepAliveMilliseconds))
+                if (connection.Sending
+                    ? _now > connection.SendDeadline
+                    : _now - connection.LastActive > (connection.Fresh ? _owner._firstBytesMilliseconds : _owner._keepAliveMilliseconds))
                 {
-                    (idle ??= []).Add(connection);
+                    (ending ??= []).Add(connection);
                 }
             }
 
-            if (idle is not null)
+            if (ending is not null)
             {
-                foreach (var connection in idle)
+                foreach (var connection in ending)
                 {
+                    if (connection.Sending)
+                    {
+                        // As Kestrel aborts a connection whose client reads too slowly.
+                        TooSlow(_owner._logger);
+                    }
+
                     Close(connection);
                 }
             }
@@ -578,6 +695,9 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
 
     [LoggerMessage(303, LogLevel.Error, "A connection failed in the cleartext reactor, and was closed.")]
     private static partial void ConnectionFailed(ILogger logger, Exception exception);
+
+    [LoggerMessage(304, LogLevel.Debug, "A client of the cleartext reactor did not take its response at the minimum data rate; the connection was closed.")]
+    private static partial void TooSlow(ILogger logger);
 
     [LoggerMessage(302, LogLevel.Error, "A thread of the cleartext reactor stopped; the connections it held are closed, and the others' threads go on.")]
     private static partial void Stopped(ILogger logger, Exception exception);

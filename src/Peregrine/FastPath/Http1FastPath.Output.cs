@@ -72,16 +72,25 @@ internal sealed partial class Http1FastPath
             : new ValueTask<FlushResult>(result);
     }
 
+    /// <summary>
+    /// The time a client that is not reading has to take <paramref name="bytes"/>, under
+    /// Kestrel's minimum response data rate: its grace period and the bytes at its rate. Null
+    /// when there is no minimum: no rate set, or a grace period or a rate so extreme that the
+    /// deadline lies decades away (Kestrel accepts <see cref="TimeSpan.MaxValue"/>).
+    /// </summary>
+    internal TimeSpan? SendTime(long bytes)
+    {
+        var seconds = _minResponseDataRate is { BytesPerSecond: > 0 } rate ? rate.GracePeriod.TotalSeconds + (bytes / rate.BytesPerSecond) : double.PositiveInfinity;
+        return seconds < MaxSendSeconds ? TimeSpan.FromSeconds(seconds) : null;
+    }
+
     private async ValueTask<FlushResult> AwaitFlushAsync(ValueTask<FlushResult> pending, PipeWriter output, FastPathHeartbeat.Watched watched, long bytes)
     {
         while (true)
         {
-            // No rate set means no minimum; a grace period or a rate so extreme that the deadline
-            // lies decades away (Kestrel accepts TimeSpan.MaxValue) means none either.
-            var seconds = _minResponseDataRate is { BytesPerSecond: > 0 } rate ? rate.GracePeriod.TotalSeconds + (bytes / rate.BytesPerSecond) : double.PositiveInfinity;
-            if (seconds < MaxSendSeconds)
+            if (SendTime(bytes) is { } time)
             {
-                watched.Arm(TimeSpan.FromSeconds(seconds));
+                watched.Arm(time);
             }
             else
             {

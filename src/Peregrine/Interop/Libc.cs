@@ -183,8 +183,9 @@ internal static partial class Libc
     public const int EpollAdd = 1;
     public const int EpollDelete = 2;
 
-    /// <summary>EPOLLIN, EPOLLEXCLUSIVE and EPOLLET, from sys/epoll.h.</summary>
+    /// <summary>EPOLLIN, EPOLLOUT, EPOLLEXCLUSIVE and EPOLLET, from sys/epoll.h.</summary>
     public const uint EpollIn = 0x001;
+    public const uint EpollOut = 0x004;
     public const uint EpollExclusive = 1u << 28;
     public const uint EpollEdgeTriggered = 1u << 31;
 

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Peregrine.Tests.Infrastructure;
 using Peregrine.Tests.Platform;
 
@@ -12,12 +13,16 @@ namespace Peregrine.Tests.Server.Tls;
 /// FastPathDifferentialTests and the fuzzer compare with Kestrel's): when it hands a connection
 /// to Kestrel, what goes with it, and how it ends the connections it keeps. A
 /// <see cref="HandOffRecorder"/> behind the fast path tells whether Kestrel's HTTP layer saw a
-/// connection. The reactor runs on Linux in native mode only; in portable mode the server keeps
+/// connection; another before it, whether the reactor handed the connection to Kestrel at all. The reactor runs on Linux in native mode only; in portable mode the server keeps
 /// Kestrel's transport, and these tests skip.
 /// </summary>
 public sealed class CleartextReactorTests
 {
     private static readonly byte[] s_large = Enumerable.Range(0, 900_000).Select(i => (byte)((i / 65536 * 37) + (i * 7))).ToArray();
+
+    // More than the socket's send buffer grows to (tcp_wmem's largest is 4 MiB by default), so
+    // that a client that waits before reading leaves the server a full socket.
+    private static readonly byte[] s_huge = Enumerable.Range(0, 8 << 20).Select(i => (byte)((i / 65536 * 41) + (i * 3))).ToArray();
 
     [NativeFact("the cleartext reactor (epoll)")]
     public async Task IdleConnection_IsClosedAfterKestrelsKeepAliveTimeout()
@@ -91,6 +96,80 @@ public sealed class CleartextReactorTests
         Assert.False(server.Recorder.TakeHandedOff(LocalPort(client)));
     }
 
+    /// <summary>
+    /// A response larger than the socket takes, to a client that reads it late, is sent as the
+    /// socket makes room, by the reactor itself; the next request on the connection is answered
+    /// there too, and Kestrel never sees the connection.
+    /// </summary>
+    [NativeFact("the cleartext reactor (epoll)")]
+    public async Task LargeResponsesOneAfterAnother_AreSentByTheReactor()
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host, receiveBuffer: 16 * 1024);
+
+        await client.SendAsync("GET /huge.bin HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        await Task.Delay(300);
+        var first = await ReadResponseAsync(client, s_huge.Length);
+        await client.SendAsync("GET /huge.bin HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        await Task.Delay(300);
+        var second = await ReadResponseAsync(client, s_huge.Length);
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"u8.ToArray());
+        var last = await ReadToEndAsync(client);
+
+        foreach (var response in (byte[][])[first, second])
+        {
+            var end = response.AsSpan().IndexOf("\r\n\r\n"u8);
+            Assert.StartsWith("HTTP/1.1 200 OK", Encoding.ASCII.GetString(response, 0, end));
+            Assert.True(response.AsSpan(end + 4).SequenceEqual(s_huge));
+        }
+
+        Assert.StartsWith("HTTP/1.1 200 OK", last);
+        Assert.EndsWith("\r\n\r\nhello", last);
+        Assert.False(server.Transport.TakeHandedOff(LocalPort(client)));
+    }
+
+    /// <summary>A client that stops reading a response is cut off at Kestrel's minimum response data rate, as Kestrel cuts off its own.</summary>
+    [NativeFact("the cleartext reactor (epoll)")]
+    public async Task ClientThatStopsReading_IsClosedAtTheMinimumResponseDataRate()
+    {
+        // 8 MiB at 10 MB/s after a grace period of 1.5 s: about 2.3 s, checked once a second.
+        await using var server = await ServerAsync(limits: l => l.MinResponseDataRate = new MinDataRate(10_000_000, TimeSpan.FromSeconds(1.5)));
+        using var client = await ConnectAsync(server.Host, receiveBuffer: 16 * 1024);
+
+        await client.SendAsync("GET /huge.bin HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        await Task.Delay(5_000);
+        var received = 0;
+        try
+        {
+            received = (await ReadAllAsync(client)).Length;
+        }
+        catch (SocketException ex) when (ex.SocketErrorCode == SocketError.ConnectionReset)
+        {
+            // Closed with bytes unsent: the kernel resets the connection.
+        }
+
+        Assert.InRange(received, 0, s_huge.Length - 1);
+        Assert.False(server.Transport.TakeHandedOff(LocalPort(client)));
+    }
+
+    /// <summary>A response still being sent when the server stops is finished (by Kestrel, which stops gracefully), and the connection then closes.</summary>
+    [NativeFact("the cleartext reactor (epoll)")]
+    public async Task Stopping_FinishesAResponseStillBeingSent()
+    {
+        var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host, receiveBuffer: 16 * 1024);
+        await client.SendAsync("GET /huge.bin HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        await Task.Delay(300);
+
+        var stopping = server.DisposeAsync().AsTask();
+        var response = await ReadAllAsync(client);
+        await stopping.WaitAsync(TimeSpan.FromSeconds(10));
+
+        var end = response.AsSpan().IndexOf("\r\n\r\n"u8);
+        Assert.StartsWith("HTTP/1.1 200 OK", Encoding.ASCII.GetString(response, 0, end));
+        Assert.True(response.AsSpan(end + 4).SequenceEqual(s_huge));
+    }
+
     [NativeFact("the cleartext reactor (epoll)")]
     public async Task RequestTheFastPathHandsOn_IsKestrelsWithWhatFollows()
     {
@@ -148,8 +227,7 @@ public sealed class CleartextReactorTests
     [NativeFact("the cleartext reactor (epoll)")]
     public async Task StandaloneServer_ResponseLargerThanTheSocketTakes_IsSentWithoutWaitingForTheClient()
     {
-        // Far more than socket buffers hold (tcp_wmem's largest is 4 MiB by default).
-        var huge = Enumerable.Range(0, 12 << 20).Select(i => (byte)(i * 31 / 7)).ToArray();
+        var huge = s_huge;
         using var tree = new TempTree();
         tree.Write("huge.bin", huge);
 
@@ -192,24 +270,34 @@ public sealed class CleartextReactorTests
         Assert.Equal(0, await client.ReceiveAsync(new byte[16]).WaitAsync(TimeSpan.FromSeconds(5)));
     }
 
-    private static async Task<Server> ServerAsync(TimeSpan? keepAlive = null, TimeSpan? headers = null)
+    private static async Task<Server> ServerAsync(TimeSpan? keepAlive = null, TimeSpan? headers = null, Action<KestrelServerLimits>? limits = null)
     {
         var tree = new TempTree();
         tree.Write("a.txt", "hello");
         tree.Write("large.bin", s_large);
+        tree.Write("huge.bin", s_huge);
         var recorder = new HandOffRecorder();
+        var transport = new HandOffRecorder();
         var host = await PeregrineHost.StartAsync(
             tree.Root,
-            options => options.Watch.Enabled = false,
+            options =>
+            {
+                options.Watch.Enabled = false;
+
+                // huge.bin held in memory too, so the fast path answers it (by sendfile from its sealed copy).
+                options.MaxCachedFileSize = 16 << 20;
+            },
             fastPath: true,
             reactor: true,
             kestrel: k =>
             {
                 k.Limits.KeepAliveTimeout = keepAlive ?? k.Limits.KeepAliveTimeout;
                 k.Limits.RequestHeadersTimeout = headers ?? k.Limits.RequestHeadersTimeout;
+                limits?.Invoke(k.Limits);
             },
+            listen: transport.Install,
             behindFastPath: recorder.Install);
-        return new Server(host, recorder, tree);
+        return new Server(host, recorder, transport, tree);
     }
 
     private static async Task<Socket> ConnectAsync(PeregrineHost host, int receiveBuffer = 0)
@@ -243,6 +331,24 @@ public sealed class CleartextReactorTests
 
     private static async Task<string> ReadToEndAsync(Socket client) => Encoding.Latin1.GetString(await ReadAllAsync(client));
 
+    /// <summary>Reads one response whose body is <paramref name="length"/> bytes, without waiting for the end.</summary>
+    private static async Task<byte[]> ReadResponseAsync(Socket client, int length)
+    {
+        using var received = new MemoryStream();
+        var buffer = new byte[64 * 1024];
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        var end = -1;
+        while (end < 0 || received.Length < end + 4 + length)
+        {
+            var read = await client.ReceiveAsync(buffer, timeout.Token);
+            Assert.NotEqual(0, read);
+            received.Write(buffer, 0, read);
+            end = received.GetBuffer().AsSpan(0, (int)received.Length).IndexOf("\r\n\r\n"u8);
+        }
+
+        return received.ToArray();
+    }
+
     /// <summary>Reads until <paramref name="count"/> responses of "hello" have come, without waiting for the end.</summary>
     private static async Task<string> ReadResponsesAsync(Socket client, int count)
     {
@@ -259,11 +365,15 @@ public sealed class CleartextReactorTests
         return text.ToString();
     }
 
-    private sealed class Server(PeregrineHost host, HandOffRecorder recorder, TempTree tree) : IAsyncDisposable
+    private sealed class Server(PeregrineHost host, HandOffRecorder recorder, HandOffRecorder transport, TempTree tree) : IAsyncDisposable
     {
         public PeregrineHost Host { get; } = host;
 
+        /// <summary>Connections Kestrel's HTTP layer saw (the fast path handed a request on).</summary>
         public HandOffRecorder Recorder { get; } = recorder;
+
+        /// <summary>Connections the reactor handed to Kestrel at all.</summary>
+        public HandOffRecorder Transport { get; } = transport;
 
         public async ValueTask DisposeAsync()
         {
