@@ -44,6 +44,10 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
     private const int ReadSize = 16 * 1024;
     private const int MaxEvents = 256;
 
+    // What is read and dropped before closing a connection whose last request said close
+    // (16 reads, 256 KiB): a client that sends more than that after it is not waited for.
+    private const int MaxDiscardReads = 16;
+
     // Keep-alive timeouts are looked for once a second while connections are held, as Kestrel's
     // heartbeat does; with none held the threads sleep until a connection comes.
     private const int SweepMilliseconds = 1000;
@@ -102,7 +106,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         }
     }
 
-    /// <summary>Stops accepting and closes the connections held (all idle); those handed to Kestrel are Kestrel's. Once only.</summary>
+    /// <summary>Stops accepting, closes the idle connections held and hands those still sending to Kestrel to finish; those handed on before are Kestrel's. Once only.</summary>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
@@ -151,6 +155,9 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
 
         /// <summary>While sending: when the client must have taken the response, by Kestrel's minimum response data rate.</summary>
         public long SendDeadline;
+
+        /// <summary>EPOLLOUT is asked for: since the first response that did not fit.</summary>
+        public bool Writable;
     }
 
     private sealed class Loop
@@ -344,10 +351,9 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
 
                 var connection = new Connection(socket, fd, _now);
 
-                // Edge-triggered, EPOLLOUT comes only after a send found the socket full (the
-                // kernel wakes a writer only then), so asking for it from the start costs the
-                // connections that never fill their socket nothing.
-                if (!Add(fd, Libc.EpollIn | Libc.EpollOut | Libc.EpollEnded | Libc.EpollEdgeTriggered))
+                // EPOLLOUT is asked for once a response does not fit (WaitToSend): asked for
+                // here, a new socket, writable at once, would wake the loop once for nothing.
+                if (!Add(fd, Libc.EpollIn | Libc.EpollEnded | Libc.EpollEdgeTriggered))
                 {
                     socket.Dispose();
                     continue;
@@ -395,6 +401,11 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             connection.LastActive = _now;
             if (connection.Closing)
             {
+                if (connection.Unread)
+                {
+                    Discard(connection);
+                }
+
                 Close(connection);
             }
             else if (connection.Unread)
@@ -520,12 +531,18 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 switch (outcome)
                 {
                     case Http1FastPath.Outcome.Close:
+                        // A full read may have left more in the socket, to be read before it closes.
                         if (pending)
                         {
-                            WaitToSend(connection, closing: true, unread: false, ended);
+                            WaitToSend(connection, closing: true, unread: filled == ReadSize, ended);
                         }
                         else
                         {
+                            if (filled == ReadSize)
+                            {
+                                Discard(connection);
+                            }
+
                             Close(connection);
                         }
 
@@ -593,6 +610,18 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         /// </summary>
         private void WaitToSend(Connection connection, bool closing, bool unread, bool ended)
         {
+            if (!connection.Writable)
+            {
+                // Edge-triggered, EPOLLOUT comes from now on only after a send found the socket
+                // full (the kernel wakes a writer only then); asked for on a socket with room
+                // already, it comes at once, and the send is tried again.
+                connection.Writable = true;
+                if (!Control(Libc.EpollModify, connection.Fd, Libc.EpollIn | Libc.EpollOut | Libc.EpollEnded | Libc.EpollEdgeTriggered))
+                {
+                    throw new SocketException(Marshal.GetLastPInvokeError());
+                }
+            }
+
             connection.Sending = true;
             connection.Closing = closing;
             connection.Unread = unread;
@@ -630,6 +659,24 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 ConnectionFailed(_owner._logger, ex);
                 carry?.Output?.Complete();
                 connection.Socket.Dispose();
+            }
+        }
+
+        /// <summary>
+        /// Reads and drops what the client sent after the request that closes the connection,
+        /// as far as it has come (up to <see cref="MaxDiscardReads"/> reads): closed with input
+        /// unread, the socket would be reset, and the response's tail still in the kernel lost
+        /// with it.
+        /// </summary>
+        private void Discard(Connection connection)
+        {
+            for (var reads = 0; reads < MaxDiscardReads; reads++)
+            {
+                var got = Libc.recv(connection.Fd, _read, ReadSize, 0);
+                if (got <= 0 && !(got < 0 && Marshal.GetLastPInvokeError() == Libc.Interrupted))
+                {
+                    return;
+                }
             }
         }
 
@@ -699,6 +746,6 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
     [LoggerMessage(304, LogLevel.Debug, "A client of the cleartext reactor did not take its response at the minimum data rate; the connection was closed.")]
     private static partial void TooSlow(ILogger logger);
 
-    [LoggerMessage(302, LogLevel.Error, "A thread of the cleartext reactor stopped; the connections it held are closed, and the others' threads go on.")]
+    [LoggerMessage(302, LogLevel.Error, "A thread of the cleartext reactor stopped; its idle connections are closed, those still sending are handed to Kestrel, and the others' threads go on.")]
     private static partial void Stopped(ILogger logger, Exception exception);
 }

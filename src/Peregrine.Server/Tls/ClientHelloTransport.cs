@@ -465,7 +465,8 @@ internal sealed class ClientHelloListener : IConnectionListener
     {
         await _stopping.CancelAsync();
 
-        // The reactor's threads stop (closing the idle connections they hold) before the
+        // The reactor's threads stop (closing the idle connections they hold, and handing
+        // those still sending to Kestrel, through the channel, which is still open) before the
         // listening socket they accept from goes.
         _reactor?.Dispose();
         _socket.Dispose();

@@ -182,6 +182,7 @@ internal static partial class Libc
 
     public const int EpollAdd = 1;
     public const int EpollDelete = 2;
+    public const int EpollModify = 3;
 
     /// <summary>EPOLLIN, EPOLLOUT, EPOLLEXCLUSIVE and EPOLLET, from sys/epoll.h.</summary>
     public const uint EpollIn = 0x001;

@@ -64,7 +64,7 @@ internal sealed class SocketOutput : PipeWriter
         /// <summary>Everything was sent.</summary>
         Done,
 
-        /// <summary>The socket took what it could; the rest waits for <see cref="FlushAsync"/>.</summary>
+        /// <summary>The socket took what it could; the rest waits for the next <see cref="SendWithoutWaiting"/> or <see cref="FlushAsync"/>.</summary>
         Full,
 
         /// <summary>The connection failed: every later flush reports it completed.</summary>
@@ -140,7 +140,7 @@ internal sealed class SocketOutput : PipeWriter
     /// <summary>
     /// Sends what the socket takes now, without waiting: for a caller that waits for the socket
     /// itself (the standalone server's reactor). What <see cref="Progress.Full"/> leaves is sent
-    /// by the next <see cref="FlushAsync"/>.
+    /// by the next call, once the socket has room, or by <see cref="FlushAsync"/> after a hand-off.
     /// </summary>
     internal Progress SendWithoutWaiting()
     {

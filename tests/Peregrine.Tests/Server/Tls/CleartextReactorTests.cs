@@ -128,6 +128,55 @@ public sealed class CleartextReactorTests
         Assert.False(server.Transport.TakeHandedOff(LocalPort(client)));
     }
 
+    /// <summary>
+    /// What comes while a response waits for room, a request and then the end of the client's
+    /// side, is read once the response has gone: the request is answered, then the connection ends.
+    /// </summary>
+    [NativeFact("the cleartext reactor (epoll)")]
+    public async Task RequestAndEndSentWhileAResponseWaits_AreReadAfterIt()
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host, receiveBuffer: 16 * 1024);
+
+        await client.SendAsync("GET /huge.bin HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        await Task.Delay(300);
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        client.Shutdown(SocketShutdown.Send);
+        await Task.Delay(300);
+        var bytes = await ReadAllAsync(client);
+
+        var end = bytes.AsSpan().IndexOf("\r\n\r\n"u8);
+        Assert.StartsWith("HTTP/1.1 200 OK", Encoding.ASCII.GetString(bytes, 0, end));
+        Assert.True(bytes.AsSpan(end + 4, s_huge.Length).SequenceEqual(s_huge));
+        var last = Encoding.ASCII.GetString(bytes, end + 4 + s_huge.Length, bytes.Length - end - 4 - s_huge.Length);
+        Assert.StartsWith("HTTP/1.1 200 OK", last);
+        Assert.EndsWith("\r\n\r\nhello", last);
+        Assert.False(server.Transport.TakeHandedOff(LocalPort(client)));
+    }
+
+    /// <summary>
+    /// A response to a request that closes the connection arrives whole even when the client
+    /// sends more while it waits for room: that input is read and dropped before the close,
+    /// which would otherwise reset the connection and lose the response's tail.
+    /// </summary>
+    [NativeFact("the cleartext reactor (epoll)")]
+    public async Task InputAfterAClosingRequest_DoesNotCutItsResponseShort()
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host, receiveBuffer: 16 * 1024);
+
+        await client.SendAsync("GET /huge.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"u8.ToArray());
+        await Task.Delay(300);
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        await Task.Delay(300);
+        var bytes = await ReadAllAsync(client);
+
+        var end = bytes.AsSpan().IndexOf("\r\n\r\n"u8);
+        Assert.StartsWith("HTTP/1.1 200 OK", Encoding.ASCII.GetString(bytes, 0, end));
+        Assert.Equal(end + 4 + s_huge.Length, bytes.Length);
+        Assert.True(bytes.AsSpan(end + 4).SequenceEqual(s_huge));
+    }
+
     /// <summary>A client that stops reading a response is cut off at Kestrel's minimum response data rate, as Kestrel cuts off its own.</summary>
     [NativeFact("the cleartext reactor (epoll)")]
     public async Task ClientThatStopsReading_IsClosedAtTheMinimumResponseDataRate()
@@ -162,6 +211,16 @@ public sealed class CleartextReactorTests
         await Task.Delay(300);
 
         var stopping = server.DisposeAsync().AsTask();
+
+        // The reactor hands the connection to Kestrel as it stops; only then does the client read.
+        using (var handedOn = new CancellationTokenSource(TimeSpan.FromSeconds(10)))
+        {
+            while (!server.Transport.TakeHandedOff(LocalPort(client)))
+            {
+                await Task.Delay(10, handedOn.Token);
+            }
+        }
+
         var response = await ReadAllAsync(client);
         await stopping.WaitAsync(TimeSpan.FromSeconds(10));
 
