@@ -4,6 +4,8 @@
 --   WRK_PATHS            file with one request path a line; requests rotate through them.
 --                        Unset: wrk sends its pre-built request for the URL on the command line.
 --   WRK_ACCEPT_ENCODING  value of an Accept-Encoding request header (unset: no header).
+--   WRK_CONNECTION_CLOSE 1: every request says Connection: close, so each goes on a new
+--                        connection (wrk connects again when the server closes).
 --
 -- done() prints one machine-readable line that bench/run parses:
 --   RESULT requests=.. duration_us=.. bytes=.. connect=.. read=.. write=.. status=.. timeout=.. p50_us=.. p99_us=..
@@ -13,6 +15,10 @@
 local encoding = os.getenv("WRK_ACCEPT_ENCODING")
 if encoding and encoding ~= "" then
   wrk.headers["Accept-Encoding"] = encoding
+end
+
+if os.getenv("WRK_CONNECTION_CLOSE") == "1" then
+  wrk.headers["Connection"] = "close"
 end
 
 local paths_file = os.getenv("WRK_PATHS")

@@ -125,13 +125,16 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         }
     }
 
-    private sealed class Connection(Socket socket, int fd, long now)
+    /// <summary>
+    /// A connection the reactor holds: a bare descriptor, which only its loop uses and closes. A
+    /// <see cref="Socket"/> is made for it only when it goes to Kestrel (Loop.HandOn):
+    /// making one costs ten system calls (its type, family, protocol, addresses and flags).
+    /// </summary>
+    private sealed class Connection(int fd, long now)
     {
-        public Socket Socket { get; } = socket;
-
         public int Fd { get; } = fd;
 
-        public SocketOutput Output { get; } = new(socket);
+        public SocketOutput Output { get; } = new(fd);
 
         /// <summary>No request answered yet (<see cref="KestrelFront"/> looks at the first head only).</summary>
         public bool First = true;
@@ -335,27 +338,22 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     return;
                 }
 
-                var handle = new SafeSocketHandle(fd, ownsHandle: true);
-                Socket socket;
-                try
+                // As Kestrel's transport sets it on every connection.
+                var one = 1;
+                if (Libc.setsockopt(fd, Libc.ProtocolTcp, Libc.TcpNoDelay, &one, sizeof(int)) != 0)
                 {
-                    socket = new Socket(handle);
-                    socket.NoDelay = true;
-                }
-                catch (SocketException)
-                {
-                    // Reset before it could be looked at. The handle closes the descriptor, once.
-                    handle.Dispose();
+                    // Reset before it could be set up.
+                    Libc.close(fd);
                     continue;
                 }
 
-                var connection = new Connection(socket, fd, _now);
+                var connection = new Connection(fd, _now);
 
                 // EPOLLOUT is asked for once a response does not fit (WaitToSend): asked for
                 // here, a new socket, writable at once, would wake the loop once for nothing.
                 if (!Add(fd, Libc.EpollIn | Libc.EpollEnded | Libc.EpollEdgeTriggered))
                 {
-                    socket.Dispose();
+                    Libc.close(fd);
                     continue;
                 }
 
@@ -388,7 +386,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 return;
             }
 
-            switch (connection.Output.SendWithoutWaiting())
+            switch (connection.Output.SendWithoutWaiting(closing: connection.Closing))
             {
                 case SocketOutput.Progress.Full:
                     return;
@@ -520,7 +518,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 var input = new ReadOnlySequence<byte>(_buffer, start, filled - start);
                 var outcome = _owner._fastPath.Answer(ref input, connection.Output, ref connection.First, out var rewritten, out var rewrittenLength);
                 var at = filled - (int)input.Length;
-                var progress = connection.Output.SendWithoutWaiting();
+                var progress = connection.Output.SendWithoutWaiting(closing: outcome == Http1FastPath.Outcome.Close);
                 if (progress == SocketOutput.Progress.Failed)
                 {
                     Close(connection);
@@ -634,10 +632,33 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         /// <summary>Hands on a head begun and not finished: the first <paramref name="kept"/> bytes of the read buffer.</summary>
         private void HandOnHead(Connection connection, int kept) => HandOn(connection, _buffer.AsSpan(0, kept).ToArray(), pending: false, closing: false);
 
+        /// <summary>
+        /// Gives the connection to Kestrel, with the <see cref="Socket"/> made for it now; one the
+        /// client has already reset, so that the socket cannot be made, is closed here.
+        /// </summary>
         private void HandOn(Connection connection, byte[]? prefix, bool pending, bool closing, bool http2 = false, bool kestrels = false)
         {
             _connections.Remove(connection.Fd);
             Control(Libc.EpollDelete, connection.Fd, 0);
+            var handle = new SafeSocketHandle(connection.Fd, ownsHandle: true);
+            Socket socket;
+            try
+            {
+                socket = new Socket(handle);
+            }
+            catch (SocketException)
+            {
+                // The handle closes the descriptor, abortively, as suits a connection reset.
+                connection.Output.Complete();
+                handle.Dispose();
+                return;
+            }
+
+            if (pending)
+            {
+                connection.Output.Attach(socket);
+            }
+
             ReactorCarry? carry = null;
             if (pending || closing || kestrels || !connection.First)
             {
@@ -651,14 +672,14 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
 
             try
             {
-                _owner._handOn(connection.Socket, prefix, carry, http2);
+                _owner._handOn(socket, prefix, carry, http2);
             }
             catch (Exception ex)
             {
                 // Kestrel could not take it: the connection ends here, and the loop goes on.
                 ConnectionFailed(_owner._logger, ex);
                 carry?.Output?.Complete();
-                connection.Socket.Dispose();
+                socket.Dispose();
             }
         }
 
@@ -684,17 +705,11 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         {
             _connections.Remove(connection.Fd);
             connection.Output.Complete();
-            try
-            {
-                // As Kestrel's transport ends a connection.
-                connection.Socket.Shutdown(SocketShutdown.Both);
-            }
-            catch (SocketException)
-            {
-                // Already reset by the client.
-            }
 
-            connection.Socket.Dispose();
+            // As Kestrel's transport ends a connection: shut down, then closed, which leaves it
+            // in the kernel until what was sent has gone. A failure means the client reset it.
+            Libc.shutdown(connection.Fd, Libc.ShutdownBoth);
+            Libc.close(connection.Fd);
         }
 
         /// <summary>

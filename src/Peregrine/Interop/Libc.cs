@@ -226,6 +226,19 @@ internal static partial class Libc
     [LibraryImport("libc", SetLastError = true)]
     public static unsafe partial nint recv(int fd, byte* buffer, nuint count, int flags);
 
+    /// <summary>IPPROTO_TCP and TCP_NODELAY.</summary>
+    public const int ProtocolTcp = 6;
+    public const int TcpNoDelay = 1;
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial int setsockopt(int fd, int level, int name, void* value, uint length);
+
+    /// <summary>SHUT_RDWR.</summary>
+    public const int ShutdownBoth = 2;
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int shutdown(int fd, int how);
+
     // :: cachestat(2), Linux 6.5, which glibc does not wrap: how many of a file's pages are cached.
     // Its number is 451 on every architecture (the generic table).
 

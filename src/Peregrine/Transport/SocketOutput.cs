@@ -26,6 +26,9 @@ namespace Peregrine.Transport;
 /// held for every call, so its descriptor cannot be closed and reused under one. A cancelled or
 /// failed send leaves the response cut short: every later flush reports the connection
 /// completed, and the fast path closes it.
+/// The standalone server's reactor gives a bare descriptor instead, which it alone uses and
+/// closes, and sends without waiting only; a connection it hands to Kestrel brings the
+/// <see cref="Socket"/> made for it then (<see cref="Attach"/>).
 /// </remarks>
 internal sealed class SocketOutput : PipeWriter
 {
@@ -39,7 +42,10 @@ internal sealed class SocketOutput : PipeWriter
     // What is sent from memory to wait for a full socket: enough to be a useful segment.
     private const int WaitChunk = 16 * 1024;
 
-    private readonly Socket _socket;
+    private Socket? _socket;
+
+    // The descriptor of an output made without a socket (the reactor's), -1 once it has one.
+    private int _descriptor = -1;
     private readonly List<Piece> _pieces = [];
     private byte[]? _current;
     private int _written;
@@ -52,11 +58,33 @@ internal sealed class SocketOutput : PipeWriter
     private readonly FlushCancellation _cancel = new();
     private bool _broken;
 
+    // The send under way is the connection's last before its shutdown (SendWithoutWaiting).
+    private bool _closing;
+
     // -1 until the first sendfile; then 1 when the socket is non-blocking (sendfile takes no
     // MSG_DONTWAIT), 0 when it is not and bodies go from memory.
     private int _nonBlocking = -1;
 
     public SocketOutput(Socket socket) => _socket = socket;
+
+    /// <summary>
+    /// An output on a connected, non-blocking descriptor that has no <see cref="Socket"/>: for a
+    /// caller that owns the descriptor, sends only by <see cref="SendWithoutWaiting"/> and
+    /// closes it only after <see cref="Complete"/> (the reactor). Making a <see cref="Socket"/>
+    /// for a descriptor costs ten system calls, and most connections never need one.
+    /// </summary>
+    internal SocketOutput(int descriptor)
+    {
+        _descriptor = descriptor;
+        _nonBlocking = 1;
+    }
+
+    /// <summary>Gives an output made on a bare descriptor the socket made for it since, for its sends to wait on once Kestrel has the connection.</summary>
+    internal void Attach(Socket socket)
+    {
+        _socket = socket;
+        _descriptor = -1;
+    }
 
     /// <summary>How far a send without waiting got.</summary>
     internal enum Progress
@@ -142,7 +170,12 @@ internal sealed class SocketOutput : PipeWriter
     /// itself (the standalone server's reactor). What <see cref="Progress.Full"/> leaves is sent
     /// by the next call, once the socket has room, or by <see cref="FlushAsync"/> after a hand-off.
     /// </summary>
-    internal Progress SendWithoutWaiting()
+    /// <param name="closing">
+    /// The caller shuts the connection down once this has gone: the last bytes are sent with
+    /// MSG_MORE too, so that the kernel holds them for the shutdown, and they leave with the FIN
+    /// in one segment, as nginx's corked responses do, rather than the FIN in one of its own.
+    /// </param>
+    internal Progress SendWithoutWaiting(bool closing = false)
     {
         if (_broken)
         {
@@ -155,7 +188,9 @@ internal sealed class SocketOutput : PipeWriter
         }
 
         EndBuffer();
+        _closing = closing;
         var progress = SendNow();
+        _closing = false;
         if (progress == Progress.Done)
         {
             Reset();
@@ -206,9 +241,10 @@ internal sealed class SocketOutput : PipeWriter
                 // (read from the file for a body held on disk only).
                 var piece = _pieces[_index];
                 var chunk = (int)Math.Min(piece.Length - _offset, WaitChunk);
+                var socket = _socket ?? throw new InvalidOperationException("An output on a bare descriptor cannot wait for the socket; it needs the socket made for it (Attach).");
                 if (piece.Array is { } array)
                 {
-                    Sent(piece, await _socket.SendAsync(array.AsMemory((int)_offset, chunk), SocketFlags.None, token));
+                    Sent(piece, await socket.SendAsync(array.AsMemory((int)_offset, chunk), SocketFlags.None, token));
                 }
                 else
                 {
@@ -220,7 +256,7 @@ internal sealed class SocketOutput : PipeWriter
                             return Failed();
                         }
 
-                        Sent(piece, await _socket.SendAsync(read.AsMemory(0, chunk), SocketFlags.None, token));
+                        Sent(piece, await socket.SendAsync(read.AsMemory(0, chunk), SocketFlags.None, token));
                     }
                     finally
                     {
@@ -255,51 +291,20 @@ internal sealed class SocketOutput : PipeWriter
     }
 
     /// <summary>Sends what the socket takes without waiting, from the current piece on.</summary>
-    private unsafe Progress SendNow()
+    private Progress SendNow()
     {
+        if (_socket is null)
+        {
+            // The owner of the descriptor sends and closes it on one thread.
+            return SendNow(_descriptor);
+        }
+
         var handle = _socket.SafeHandle;
         var added = false;
         try
         {
             handle.DangerousAddRef(ref added);
-            var fd = (int)handle.DangerousGetHandle();
-            while (_index < _pieces.Count)
-            {
-                var piece = _pieces[_index];
-                nint sent;
-                if (piece.File is { } file && (CanSendFile(fd) || piece.Array is null))
-                {
-                    // A socket that is not non-blocking would make sendfile wait with the thread:
-                    // bodies in memory then go by send(2); one on disk only still goes by
-                    // sendfile, as nothing else can send it here.
-                    sent = SendFile(fd, file);
-                }
-                else
-                {
-                    // MSG_MORE while more follows: a head and the body after it leave together.
-                    var flags = Libc.MessageDontWait | Libc.MessageNoSignal | (_index < _pieces.Count - 1 ? Libc.MessageMore : 0);
-                    fixed (byte* start = piece.Array!)
-                    {
-                        sent = Libc.send(fd, start + _offset, (nuint)(piece.Length - _offset), flags);
-                    }
-                }
-
-                if (sent > 0)
-                {
-                    Sent(piece, sent);
-                    continue;
-                }
-
-                var error = sent < 0 ? Marshal.GetLastPInvokeError() : 0;
-                if (error == Libc.Interrupted)
-                {
-                    continue;
-                }
-
-                return error == Libc.TryAgain ? Progress.Full : Progress.Failed;
-            }
-
-            return Progress.Done;
+            return SendNow((int)handle.DangerousGetHandle());
         }
         catch (ObjectDisposedException)
         {
@@ -313,6 +318,47 @@ internal sealed class SocketOutput : PipeWriter
                 handle.DangerousRelease();
             }
         }
+    }
+
+    private unsafe Progress SendNow(int fd)
+    {
+        while (_index < _pieces.Count)
+        {
+            var piece = _pieces[_index];
+            nint sent;
+            if (piece.File is { } file && (CanSendFile(fd) || piece.Array is null))
+            {
+                // A socket that is not non-blocking would make sendfile wait with the thread:
+                // bodies in memory then go by send(2); one on disk only still goes by
+                // sendfile, as nothing else can send it here.
+                sent = SendFile(fd, file);
+            }
+            else
+            {
+                // MSG_MORE while more follows: a head and the body after it leave together.
+                var flags = Libc.MessageDontWait | Libc.MessageNoSignal | (_index < _pieces.Count - 1 || _closing ? Libc.MessageMore : 0);
+                fixed (byte* start = piece.Array!)
+                {
+                    sent = Libc.send(fd, start + _offset, (nuint)(piece.Length - _offset), flags);
+                }
+            }
+
+            if (sent > 0)
+            {
+                Sent(piece, sent);
+                continue;
+            }
+
+            var error = sent < 0 ? Marshal.GetLastPInvokeError() : 0;
+            if (error == Libc.Interrupted)
+            {
+                continue;
+            }
+
+            return error == Libc.TryAgain ? Progress.Full : Progress.Failed;
+        }
+
+        return Progress.Done;
     }
 
     private unsafe nint SendFile(int fd, FileBody file)

@@ -160,6 +160,27 @@ public sealed class CleartextReactorTests
         Assert.Equal(bytes.Length, AssertResponse(bytes, 0, s_huge));
     }
 
+    /// <summary>
+    /// A request that closes the connection, answered by the reactor itself: the last bytes of
+    /// its response are held for the shutdown (MSG_MORE), so that they leave with the FIN. They
+    /// must all arrive, then the end, without Kestrel.
+    /// </summary>
+    [NativeTheory("the cleartext reactor (epoll)")]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")]
+    public async Task ClosingRequest_IsAnsweredWholeThenTheConnectionEnds(string requests)
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host);
+
+        await client.SendAsync(Encoding.ASCII.GetBytes(requests));
+        var responses = await ReadToEndAsync(client);
+
+        Assert.Equal(Count(requests, "GET "), Count(responses, "\r\n\r\nhello"));
+        Assert.EndsWith("\r\n\r\nhello", responses);
+        Assert.False(server.Transport.TakeHandedOff(LocalPort(client)));
+    }
+
     /// <summary>A client that stops reading a response is cut off at Kestrel's minimum response data rate, as Kestrel cuts off its own.</summary>
     [NativeFact("the cleartext reactor (epoll)")]
     public async Task ClientThatStopsReading_IsClosedAtTheMinimumResponseDataRate()
