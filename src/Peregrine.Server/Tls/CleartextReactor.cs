@@ -347,8 +347,6 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     continue;
                 }
 
-                var connection = new Connection(fd, _now);
-
                 // EPOLLOUT is asked for once a response does not fit (WaitToSend): asked for
                 // here, a new socket, writable at once, would wake the loop once for nothing.
                 if (!Add(fd, Libc.EpollIn | Libc.EpollEnded | Libc.EpollEdgeTriggered))
@@ -357,7 +355,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     continue;
                 }
 
-                _connections.Add(fd, connection);
+                _connections.Add(fd, new Connection(fd, _now));
             }
         }
 

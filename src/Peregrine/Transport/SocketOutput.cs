@@ -44,8 +44,8 @@ internal sealed class SocketOutput : PipeWriter
 
     private Socket? _socket;
 
-    // The descriptor of an output made without a socket (the reactor's), -1 once it has one.
-    private int _descriptor = -1;
+    // The descriptor of an output made without a socket (the reactor's); used until it has one.
+    private readonly int _descriptor = -1;
     private readonly List<Piece> _pieces = [];
     private byte[]? _current;
     private int _written;
@@ -57,9 +57,6 @@ internal sealed class SocketOutput : PipeWriter
 
     private readonly FlushCancellation _cancel = new();
     private bool _broken;
-
-    // The send under way is the connection's last before its shutdown (SendWithoutWaiting).
-    private bool _closing;
 
     // -1 until the first sendfile; then 1 when the socket is non-blocking (sendfile takes no
     // MSG_DONTWAIT), 0 when it is not and bodies go from memory.
@@ -80,11 +77,7 @@ internal sealed class SocketOutput : PipeWriter
     }
 
     /// <summary>Gives an output made on a bare descriptor the socket made for it since, for its sends to wait on once Kestrel has the connection.</summary>
-    internal void Attach(Socket socket)
-    {
-        _socket = socket;
-        _descriptor = -1;
-    }
+    internal void Attach(Socket socket) => _socket = socket;
 
     /// <summary>How far a send without waiting got.</summary>
     internal enum Progress
@@ -188,9 +181,7 @@ internal sealed class SocketOutput : PipeWriter
         }
 
         EndBuffer();
-        _closing = closing;
-        var progress = SendNow();
-        _closing = false;
+        var progress = SendNow(closing);
         if (progress == Progress.Done)
         {
             Reset();
@@ -290,13 +281,13 @@ internal sealed class SocketOutput : PipeWriter
         }
     }
 
-    /// <summary>Sends what the socket takes without waiting, from the current piece on.</summary>
-    private Progress SendNow()
+    /// <summary>Sends what the socket takes without waiting, from the current piece on; <paramref name="closing"/> as for <see cref="SendWithoutWaiting"/>.</summary>
+    private Progress SendNow(bool closing = false)
     {
         if (_socket is null)
         {
             // The owner of the descriptor sends and closes it on one thread.
-            return SendNow(_descriptor);
+            return SendNow(_descriptor, closing);
         }
 
         var handle = _socket.SafeHandle;
@@ -304,7 +295,7 @@ internal sealed class SocketOutput : PipeWriter
         try
         {
             handle.DangerousAddRef(ref added);
-            return SendNow((int)handle.DangerousGetHandle());
+            return SendNow((int)handle.DangerousGetHandle(), closing);
         }
         catch (ObjectDisposedException)
         {
@@ -320,7 +311,7 @@ internal sealed class SocketOutput : PipeWriter
         }
     }
 
-    private unsafe Progress SendNow(int fd)
+    private unsafe Progress SendNow(int fd, bool closing)
     {
         while (_index < _pieces.Count)
         {
@@ -336,7 +327,7 @@ internal sealed class SocketOutput : PipeWriter
             else
             {
                 // MSG_MORE while more follows: a head and the body after it leave together.
-                var flags = Libc.MessageDontWait | Libc.MessageNoSignal | (_index < _pieces.Count - 1 || _closing ? Libc.MessageMore : 0);
+                var flags = Libc.MessageDontWait | Libc.MessageNoSignal | (_index < _pieces.Count - 1 || closing ? Libc.MessageMore : 0);
                 fixed (byte* start = piece.Array!)
                 {
                     sent = Libc.send(fd, start + _offset, (nuint)(piece.Length - _offset), flags);
