@@ -169,7 +169,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         private readonly int _epoll;
         private readonly int _wake;
         private readonly Thread _thread;
-        private readonly Dictionary<int, Connection> _connections = [];
+        private readonly ConnectionTable _connections = new();
         private readonly byte[] _buffer = GC.AllocateUninitializedArray<byte>(ReadSize, pinned: true);
         private readonly byte* _read;
         private volatile bool _stopping;
@@ -263,7 +263,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                         {
                             Accept();
                         }
-                        else if (_connections.TryGetValue(fd, out var connection))
+                        else if (_connections[fd] is { } connection)
                         {
                             try
                             {
@@ -273,7 +273,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                             {
                                 // As Kestrel ends a connection whose handler threw: logged, closed.
                                 ConnectionFailed(_owner._logger, ex);
-                                if (_connections.ContainsKey(fd))
+                                if (ReferenceEquals(_connections[fd], connection))
                                 {
                                     Close(connection);
                                 }
@@ -296,7 +296,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             }
             finally
             {
-                foreach (var connection in _connections.Values.ToArray())
+                foreach (var connection in _connections.ToList())
                 {
                     if (connection.Sending)
                     {
@@ -355,7 +355,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     continue;
                 }
 
-                _connections.Add(fd, new Connection(fd, _now));
+                _connections.Add(new Connection(fd, _now));
             }
         }
 
@@ -636,7 +636,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         /// </summary>
         private void HandOn(Connection connection, byte[]? prefix, bool pending, bool closing, bool http2 = false, bool kestrels = false)
         {
-            _connections.Remove(connection.Fd);
+            _connections.Remove(connection);
             Control(Libc.EpollDelete, connection.Fd, 0);
             var handle = new SafeSocketHandle(connection.Fd, ownsHandle: true);
             Socket socket;
@@ -701,7 +701,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
 
         private void Close(Connection connection)
         {
-            _connections.Remove(connection.Fd);
+            _connections.Remove(connection);
             connection.Output.Complete();
 
             // As Kestrel's transport ends a connection: shut down, then closed, which leaves it
@@ -724,8 +724,13 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             }
 
             List<Connection>? ending = null;
-            foreach (var connection in _connections.Values)
+            foreach (var connection in _connections.All)
             {
+                if (connection is null)
+                {
+                    continue;
+                }
+
                 if (connection.Sending
                     ? _now > connection.SendDeadline
                     : _now - connection.LastActive > (connection.Fresh ? _owner._firstBytesMilliseconds : _owner._keepAliveMilliseconds))

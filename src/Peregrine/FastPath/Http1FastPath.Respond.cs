@@ -15,6 +15,7 @@ namespace Peregrine.FastPath;
 internal sealed partial class Http1FastPath
 {
     private static ReadOnlySpan<byte> CloseLine => "Connection: close\r\n"u8;
+    private static ReadOnlySpan<byte> KeepAliveLine => "Connection: keep-alive\r\n"u8;
 
     // Longer values are rare enough that the full stack may have them; these bound the stack
     // copies below.
@@ -35,7 +36,7 @@ internal sealed partial class Http1FastPath
 
         Span<char> path = stackalloc char[request.Path.Length];
         Ascii.ToUtf16(request.Path, path, out _);
-        if (!snapshot.TryFind(path, out var entry) || !entry.IsFile || (_reserved.Count != 0 && IsReserved(path)) || (_scope.HandOffPrefixes.Length != 0 && _scope.HandsOff(path)))
+        if (!snapshot.TryFind(path, out var entry) || !entry.IsFile || IsReserved(path) || (_scope.HandOffPrefixes.Length != 0 && _scope.HandsOff(path)))
         {
             // Redirects, listings, misses and SPA fallbacks are the middleware's.
             return false;
@@ -83,29 +84,37 @@ internal sealed partial class Http1FastPath
             }
         }
 
-        output.Write(notModified ? blocks.NotModified : blocks.Ok);
-        output.Write(HttpDate.Line);
-        if (request.Close)
+        var socket = output as SocketOutput;
+        Put(socket, output, notModified ? blocks.NotModified : blocks.Ok);
+        Put(socket, output, HttpDate.Line);
+        // As Kestrel (Http1MessageBody.For, HttpProtocol.CreateResponseHeaders): HTTP/1.1
+        // keeps the connection unless the request says close; HTTP/1.0 only when it says
+        // keep-alive and not close (RFC 9112 §9.3), and then the response says keep-alive.
+        if (request.Close || (request.Http10 && !request.KeepAlive))
         {
-            output.Write(CloseLine);
+            Put(socket, output, CloseLine);
             close = true;
         }
+        else if (request.Http10)
+        {
+            Put(socket, output, KeepAliveLine);
+        }
 
-        output.Write("\r\n"u8);
+        Put(socket, output, "\r\n"u8);
         var bodyBytes = notModified || request.IsHead ? 0 : representation.Length;
         if (diskCopy is not null)
         {
-            ((SocketOutput)output).WriteBody(diskCopy);
+            socket!.WriteBody(diskCopy);
         }
         else if (bodyBytes != 0)
         {
-            if (output is SocketOutput direct && content!.Length >= SocketOutput.DirectBodyMinimum)
+            if (socket is not null && content!.Length >= SocketOutput.DirectBodyMinimum)
             {
-                direct.WriteBody(content, blocks.SealedCopy(content));
+                socket.WriteBody(content, blocks.SealedCopy(content));
             }
             else
             {
-                output.Write(content);
+                Put(socket, output, content);
             }
         }
 
@@ -113,9 +122,23 @@ internal sealed partial class Http1FastPath
 
         var status = notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
         _metrics.Served(status, bodyBytes, fromMemory: content is not null, ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
-        _metrics.RequestDone(started, request.IsHead ? HttpMethods.Head : HttpMethods.Get, status, https, "1.1");
+        _metrics.RequestDone(started, request.IsHead ? HttpMethods.Head : HttpMethods.Get, status, https, request.Http10 ? "1.0" : "1.1");
         return true;
     }
 
-    private bool IsReserved(ReadOnlySpan<char> path) => _reservedLookup.Contains(path);
+    // The standalone server's output, which is sealed, by direct calls; any other through the
+    // PipeWriter.
+    private static void Put(SocketOutput? socket, PipeWriter output, ReadOnlySpan<byte> bytes)
+    {
+        if (socket is not null)
+        {
+            socket.Append(bytes);
+        }
+        else
+        {
+            output.Write(bytes);
+        }
+    }
+
+    private bool IsReserved(ReadOnlySpan<char> path) => ((_reservedLengths >> (path.Length & 63)) & 1) != 0 && _reservedLookup.Contains(path);
 }

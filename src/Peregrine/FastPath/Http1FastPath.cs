@@ -14,11 +14,11 @@ using Peregrine.Transport;
 namespace Peregrine.FastPath;
 
 /// <summary>
-/// Answers plain HTTP/1.1 GETs and HEADs for files held in memory straight from the connection,
+/// Answers plain HTTP/1.1 and HTTP/1.0 GETs and HEADs for files held in memory straight from the connection,
 /// below Kestrel's HTTP layer: the request head is parsed in place, the response is a header
 /// block encoded when the file was first served, the Date line and the bytes. Everything else
 /// (a path not in memory, ranges, a body, a percent-encoded path, an unknown precondition,
-/// HTTP/1.0, HTTP/2, a malformed head) is handed to Kestrel before a single byte of that request
+/// HTTP/1.0 without Host, HTTP/2, a malformed head) is handed to Kestrel before a single byte of that request
 /// is consumed, and Kestrel serves the rest of the connection through the normal pipeline.
 /// The responses are the middleware's: both write one <see cref="ResponseFields"/>. Over TLS
 /// (after Kestrel's handshake, when ALPN chose HTTP/1.1 or nothing) it works the same, writing
@@ -39,8 +39,11 @@ internal sealed partial class Http1FastPath
 
     private readonly FileCatalog _catalog;
     private readonly PeregrineMetrics _metrics;
-    private readonly HashSet<string> _reserved;
     private readonly HashSet<string>.AlternateLookup<ReadOnlySpan<char>> _reservedLookup;
+
+    // Bit n is set when a reserved path is n characters long (modulo 64): a path of no such
+    // length is not hashed. (Ordinal case-insensitive equals only strings of one length.)
+    private readonly ulong _reservedLengths;
     private readonly ConfiguredHeaders _headers;
     private readonly FastPathScope _scope;
 
@@ -73,9 +76,13 @@ internal sealed partial class Http1FastPath
         var options = catalog.Options;
         _catalog = catalog;
         _metrics = metrics;
-        _reserved = new HashSet<string>(reservedPaths, StringComparer.OrdinalIgnoreCase);
+        var reserved = new HashSet<string>(reservedPaths, StringComparer.OrdinalIgnoreCase);
         _headers = catalog.Headers;
-        _reservedLookup = _reserved.GetAlternateLookup<ReadOnlySpan<char>>();
+        _reservedLookup = reserved.GetAlternateLookup<ReadOnlySpan<char>>();
+        foreach (var path in reserved)
+        {
+            _reservedLengths |= 1UL << (path.Length & 63);
+        }
 
         // Under a mount point every request goes the middleware's way: the fast path serves the
         // root's paths only. (Misses, and so SPA fallbacks, are always handed off.)

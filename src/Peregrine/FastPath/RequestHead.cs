@@ -22,7 +22,7 @@ internal enum HeadFraming : byte
 }
 
 /// <summary>
-/// A request head the fast path can answer: GET or HEAD, HTTP/1.1, a path of plain characters
+/// A request head the fast path can answer: GET or HEAD, HTTP/1.1 or 1.0, a path of plain characters
 /// (no percent-encoding, no dot segments), no body, and no header whose handling needs the full
 /// HTTP stack. <see cref="Find"/> frames it and <see cref="TryParse"/> reads it; both say no to
 /// anything else, and the request goes to Kestrel untouched, which then applies its own
@@ -32,7 +32,15 @@ internal enum HeadFraming : byte
 internal ref struct RequestHead
 {
     public bool IsHead;
+
+    /// <summary>The request line says HTTP/1.0.</summary>
+    public bool Http10;
+
+    /// <summary>Connection has the close option.</summary>
     public bool Close;
+
+    /// <summary>Connection has the keep-alive option, which HTTP/1.0 needs to keep the connection (RFC 9112 §9.3).</summary>
+    public bool KeepAlive;
     public ReadOnlySpan<byte> Path;
     public ReadOnlySpan<byte> AcceptEncoding;
     public ReadOnlySpan<byte> IfNoneMatch;
@@ -175,7 +183,7 @@ internal ref struct RequestHead
         return whole ? lineEnd == 0 && hosts == 1 : true;
     }
 
-    /// <summary>RFC 9112 §3: <c>GET</c> or <c>HEAD</c>, one SP, an origin-form target, one SP, <c>HTTP/1.1</c>.</summary>
+    /// <summary>RFC 9112 §3: <c>GET</c> or <c>HEAD</c>, one SP, an origin-form target, one SP, <c>HTTP/1.1</c> or <c>HTTP/1.0</c>.</summary>
     private static bool RequestLine(ref RequestHead request, ReadOnlySpan<byte> line)
     {
         if (line.StartsWith("GET "u8))
@@ -192,7 +200,13 @@ internal ref struct RequestHead
             return false;
         }
 
-        if (!line.EndsWith(" HTTP/1.1"u8))
+        if (line.EndsWith(" HTTP/1.0"u8))
+        {
+            // RFC 9112 §2.3: Kestrel answers HTTP/1.0 with an HTTP/1.1 response, and so does
+            // the fast path (Http1FastPath.TryRespond: the connection options differ).
+            request.Http10 = true;
+        }
+        else if (!line.EndsWith(" HTTP/1.1"u8))
         {
             return false;
         }
@@ -296,7 +310,11 @@ internal ref struct RequestHead
             {
                 request.Close = true;
             }
-            else if (!token.IsEmpty && !Ascii.EqualsIgnoreCase(token, "keep-alive"u8))
+            else if (Ascii.EqualsIgnoreCase(token, "keep-alive"u8))
+            {
+                request.KeepAlive = true;
+            }
+            else if (!token.IsEmpty)
             {
                 // "upgrade" and the like need the full stack.
                 return false;

@@ -135,7 +135,11 @@ internal sealed class PeregrineMetrics
     /// </param>
     public void Served(int statusCode, long bodyBytes, bool fromMemory, long compressionSaved)
     {
-        _requests.Add(1, new KeyValuePair<string, object?>(StatusCodeTag, BoxedStatusCode(statusCode)));
+        if (_requests.Enabled)
+        {
+            _requests.Add(1, new KeyValuePair<string, object?>(StatusCodeTag, BoxedStatusCode(statusCode)));
+        }
+
         if (bodyBytes > 0)
         {
             _bodyBytes.Add(bodyBytes);

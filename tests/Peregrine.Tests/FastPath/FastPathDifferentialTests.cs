@@ -108,6 +108,13 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
         ("GET /index.html HTTP/1.1\r\nhost: x\r\nACCEPT-ENCODING: gzip\r\nconnection: keep-alive\r\n", FastPath),
         ("GET /index.html HTTP/1.1\r\nHost:x\r\nX-Tabs:\t a\tb\t \r\nContent-Length: 0\r\n", FastPath),
         ("GET /index.html HTTP/1.1\r\nHost: [::1]:80\r\n", FastPath),
+        // HTTP/1.0, as nginx's proxy_pass sends it by default: answered with HTTP/1.1 and
+        // "Connection: close", then closed; with keep-alive, kept (the pipelines below).
+        ("GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n", FastPath),
+        ("HEAD /css/site.css HTTP/1.0\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n", FastPath),
+        ("GET /index.html HTTP/1.0\r\nHost: x\r\nIf-None-Match: {etag}\r\n\r\n", FastPath),
+        ("GET /large.bin HTTP/1.0\r\nHost: x\r\n\r\n", FastPath),
+        ("GET /index.html HTTP/1.0\r\nHost: x\r\nConnection: keep-alive, close\r\n\r\n", FastPath),
         // What needs the full stack.
         ("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT\r\n", Kestrel),
         ("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Match: \"other\"\r\n", Kestrel),
@@ -118,6 +125,7 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
         ("POST /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello", Kestrel),
         ("DELETE /index.html HTTP/1.1\r\nHost: x\r\n", Kestrel),
         ("GET /index.html HTTP/1.0\r\n", Kestrel),
+        ("GET /index.html HTTP/1.2\r\nHost: x\r\n", Kestrel),
         ("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", Kestrel),
         ("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n", Kestrel),
         // Malformed or unusual heads: Kestrel answers them, 400 or not.
@@ -210,6 +218,16 @@ public sealed class FastPathDifferentialTests(FastPathDifferentialTests.Hosts ho
             "GET /img/a.png HTTP/1.1\r\nHost: x\r\n\r\n" +
             "GET /large.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
             6,
+            FastPath
+        ),
+        // HTTP/1.0 keeps the connection while each request asks for keep-alive: the third does
+        // not, and the fourth is never answered.
+        (
+            "GET /index.html HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n" +
+            "GET /large.bin HTTP/1.0\r\nHost: x\r\nConnection: Keep-Alive\r\n\r\n" +
+            "GET /css/site.css HTTP/1.0\r\nHost: x\r\n\r\n" +
+            "GET /img/a.png HTTP/1.1\r\nHost: x\r\n\r\n",
+            3,
             FastPath
         ),
         // A tab before "close": Kestrel does not read it as close, keeps the connection open and

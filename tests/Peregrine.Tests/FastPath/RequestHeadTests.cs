@@ -28,6 +28,7 @@ public sealed class RequestHeadTests
     [InlineData(Get, "Incomplete")]
     [InlineData(Get + "Accept: text/html", "Incomplete")]
     [InlineData(Get + "\r", "Incomplete")]
+    [InlineData("GET /index.html HTTP/1.0\r\n", "Incomplete")]
     // A bare LF: Kestrel takes it as a line end and answers, so it is handed off as soon as seen.
     [InlineData("GET /index.html HTTP/1.1\nHost: x\n\n", "HandOff")]
     // Unfinished, with a line that sends the head to Kestrel: handed off at once, unless the head
@@ -53,7 +54,8 @@ public sealed class RequestHeadTests
     // Complete lines of an unfinished head that the fast path would not answer: Kestrel may be
     // refusing them already.
     [InlineData("POST /index.html HTTP/1.1\r\n", "HandOff")]
-    [InlineData("GET /index.html HTTP/1.0\r\n", "HandOff")]
+    [InlineData("GET /index.html HTTP/1.2\r\n", "HandOff")]
+    [InlineData("GET /index.html HTTP/0.9\r\n", "HandOff")]
     [InlineData("GET  /index.html HTTP/1.1\r\n", "HandOff")]
     [InlineData(Get + "Bad Header: x\r\n", "HandOff")]
     [InlineData(Get + "Host : x\r\n", "HandOff")]
@@ -182,6 +184,19 @@ public sealed class RequestHeadTests
         Assert.Equal(close, request.Close);
     }
 
+    [Theory]
+    [InlineData("GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n", true, false, false)]
+    [InlineData("HEAD /index.html HTTP/1.0\r\nHost: x\r\nConnection: Keep-Alive\r\n\r\n", true, true, false)]
+    [InlineData("GET /index.html HTTP/1.0\r\nHost: x\r\nConnection: keep-alive, close\r\n\r\n", true, true, true)]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", false, true, false)]
+    public void TryParse_Version_AndConnectionOptions_AreRead(string head, bool http10, bool keepAlive, bool close)
+    {
+        Assert.True(RequestHead.TryParse(Encoding.ASCII.GetBytes(head), out var request));
+        Assert.Equal(http10, request.Http10);
+        Assert.Equal(keepAlive, request.KeepAlive);
+        Assert.Equal(close, request.Close);
+    }
+
     [Fact]
     public void TryParse_ConditionalAndNegotiatedHead_KeepsTheirValuesTrimmed()
     {
@@ -206,7 +221,11 @@ public sealed class RequestHeadTests
     [InlineData("POST /index.html HTTP/1.1\r\nHost: x\r\n\r\n")]
     [InlineData("get /index.html HTTP/1.1\r\nHost: x\r\n\r\n")]
     [InlineData("GET /index.html http/1.1\r\nHost: x\r\n\r\n")]
-    [InlineData("GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.2\r\nHost: x\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.00\r\nHost: x\r\n\r\n")]
+    // HTTP/1.0 without Host: Kestrel takes it (RFC 9112 §3.2 requires Host of HTTP/1.1 only), and
+    // is left to.
+    [InlineData("GET /index.html HTTP/1.0\r\n\r\n")]
     [InlineData("GET /index.html HTTP/2.0\r\nHost: x\r\n\r\n")]
     [InlineData("GET  /index.html HTTP/1.1\r\nHost: x\r\n\r\n")]
     [InlineData("GET /index.html  HTTP/1.1\r\nHost: x\r\n\r\n")]

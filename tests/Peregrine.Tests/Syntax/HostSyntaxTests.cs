@@ -81,4 +81,37 @@ public sealed class HostSyntaxTests
     [InlineData("http://example.com:443", false)]
     public void ConnectTarget_IsAuthorityForm_OnlyWithHostAndPort(string target, bool authorityForm)
         => Assert.Equal(authorityForm, HostSyntax.IsAuthorityForm(target.AsSpan()));
+
+    // RFC 3986 §2.3 unreserved, §2.2 sub-delims, and the five of those Kestrel refuses
+    // (HttpUtilities.IsHostHeaderValid, as Http.Sys).
+    private const string Unreserved = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
+    private const string SubDelims = "!$&'()*+,;=";
+    private const string KestrelRefuses = "*+,;=";
+
+    [Fact]
+    public void EveryCharacter_InARegNameAndAnIPvFuture_IsClassifiedAsRfc3986Says()
+    {
+        for (var c = 0; c < 0x3000; c = c < 0x100 ? c + 1 : c + 0x101)
+        {
+            var ch = (char)c;
+            var valid = Unreserved.Contains(ch) || SubDelims.Contains(ch);
+            var expected = !valid ? HostForm.Invalid : KestrelRefuses.Contains(ch) ? HostForm.Unaccepted : HostForm.Accepted;
+            if (ch is ':' or '[' or '%')
+            {
+                // A port separator, a literal's start, or a pct-encoding's (tested above).
+                continue;
+            }
+
+            var host = $"a{ch}b";
+            Assert.True(expected == HostSyntax.Classify(host.AsSpan()), $"U+{c:X4} in a reg-name: {HostSyntax.Classify(host.AsSpan())}, not {expected}");
+            if (c < 0x100)
+            {
+                Assert.Equal(expected, HostSyntax.Classify<byte>([(byte)'a', (byte)c, (byte)'b']));
+            }
+
+            var future = $"[v7.a{ch}b]";
+            var futureExpected = valid && ch != ']' ? HostForm.Unaccepted : HostForm.Invalid;
+            Assert.True(futureExpected == HostSyntax.Classify(future.AsSpan()), $"U+{c:X4} in an IPvFuture: {HostSyntax.Classify(future.AsSpan())}, not {futureExpected}");
+        }
+    }
 }
