@@ -94,8 +94,9 @@ BOUND_LEGEND = (
 )
 
 # proto in results.tsv: h1 (cleartext HTTP/1.1), h1c (the same, a new connection for each
-# request), h2 (h2c), h1s (HTTP/1.1 over TLS), h2s (h2 over TLS).
-PROTO_NAMES = {"h1": "HTTP/1.1", "h1c": "HTTP/1.1", "h2": "h2c", "h1s": "HTTPS/1.1", "h2s": "h2 over TLS"}
+# request), h10 (HTTP/1.0 without keep-alive, likewise), h2 (h2c), h1s (HTTP/1.1 over TLS),
+# h2s (h2 over TLS).
+PROTO_NAMES = {"h1": "HTTP/1.1", "h1c": "HTTP/1.1", "h10": "HTTP/1.0", "h2": "h2c", "h1s": "HTTPS/1.1", "h2s": "h2 over TLS"}
 TLS_PROTOS = ("h1s", "h2s")
 
 
@@ -108,6 +109,8 @@ def cell_label(proto, size, conns, env, long=False):
         return f"{name} {size_label(size)}{detail}, {conns}×{env.get('h2_streams', '32')} streams"
     if proto == "h1c":
         return f"{name} {size_label(size)}{detail}, Connection: close, {conns} conns"
+    if proto == "h10":
+        return f"{name} {size_label(size)}{detail}, no keep-alive, {conns} conns"
     return f"{name} {size_label(size)}{detail}, {conns} conn{'s' if conns != '1' else ''}"
 
 
@@ -116,7 +119,7 @@ def cell_sort_key(row):
     if size == "mixed":
         order = 2
     else:
-        order = {"h1": 0, "h1c": 0.5, "h2": 1, "h1s": 3, "h2s": 4}.get(proto, 5)
+        order = {"h1": 0, "h1c": 0.5, "h10": 0.6, "h2": 1, "h1s": 3, "h2s": 4}.get(proto, 5)
     return (order, -1 if size == "mixed" else int(size), int(conns))
 
 
@@ -320,7 +323,7 @@ def latency_table(run):
     rows = []
     for cell in run.cell_ids:
         proto, size, conns = run.cells[cell]
-        if proto not in ("h1", "h1c", "h1s"):
+        if proto not in ("h1", "h1c", "h10", "h1s"):
             continue
         row = [cell_label(proto, size, conns, run.env)]
         for s in run.servers:

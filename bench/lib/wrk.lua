@@ -6,6 +6,8 @@
 --   WRK_ACCEPT_ENCODING  value of an Accept-Encoding request header (unset: no header).
 --   WRK_CONNECTION_CLOSE 1: every request says Connection: close, so each goes on a new
 --                        connection (wrk connects again when the server closes).
+--   WRK_HTTP10           1: every request is HTTP/1.0 without keep-alive, as nginx's proxy_pass
+--                        sends by default: the server closes after each response.
 --
 -- done() prints one machine-readable line that bench/run parses:
 --   RESULT requests=.. duration_us=.. bytes=.. connect=.. read=.. write=.. status=.. timeout=.. p50_us=.. p99_us=..
@@ -21,6 +23,16 @@ if os.getenv("WRK_CONNECTION_CLOSE") == "1" then
   wrk.headers["Connection"] = "close"
 end
 
+-- wrk.format writes HTTP/1.1; an HTTP/1.0 cell rewrites the request line.
+local http10 = os.getenv("WRK_HTTP10") == "1"
+local function format(path)
+  local formatted = wrk.format("GET", path)
+  if http10 then
+    formatted = formatted:gsub(" HTTP/1%.1\r\n", " HTTP/1.0\r\n", 1)
+  end
+  return formatted
+end
+
 local paths_file = os.getenv("WRK_PATHS")
 if paths_file and paths_file ~= "" then
   local requests = {}
@@ -30,7 +42,7 @@ if paths_file and paths_file ~= "" then
   init = function(_)
     for path in io.lines(paths_file) do
       if path ~= "" then
-        requests[#requests + 1] = wrk.format("GET", path)
+        requests[#requests + 1] = format(path)
       end
     end
     assert(#requests > 0, "WRK_PATHS lists no paths: " .. paths_file)
@@ -40,6 +52,15 @@ if paths_file and paths_file ~= "" then
   request = function()
     next_index = next_index % #requests + 1
     return requests[next_index]
+  end
+elseif http10 then
+  local formatted
+  init = function(_)
+    formatted = format(nil)
+  end
+
+  request = function()
+    return formatted
   end
 end
 
