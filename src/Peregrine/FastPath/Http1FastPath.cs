@@ -14,12 +14,13 @@ using Peregrine.Transport;
 namespace Peregrine.FastPath;
 
 /// <summary>
-/// Answers plain HTTP/1.1 and HTTP/1.0 GETs and HEADs for files held in memory straight from the connection,
-/// below Kestrel's HTTP layer: the request head is parsed in place, the response is a header
-/// block encoded when the file was first served, the Date line and the bytes. Everything else
-/// (a path not in memory, ranges, a body, a percent-encoded path, an unknown precondition,
-/// HTTP/1.0 without Host, HTTP/2, a malformed head) is handed to Kestrel before a single byte of that request
-/// is consumed, and Kestrel serves the rest of the connection through the normal pipeline.
+/// Answers plain HTTP/1.1 and HTTP/1.0 GETs and HEADs for files held in memory straight from the
+/// connection, below Kestrel's HTTP layer: the request head is parsed in place, the response is a
+/// header block encoded when the file was first served, the Date line and the bytes. Everything
+/// else (a path not in memory, ranges, a body, a percent-encoded path, an unknown precondition,
+/// HTTP/1.0 without Host, HTTP/2, a malformed head) is handed to Kestrel before a single byte of
+/// that request is consumed, and Kestrel serves the rest of the connection through the normal
+/// pipeline.
 /// The responses are the middleware's: both write one <see cref="ResponseFields"/>. Over TLS
 /// (after Kestrel's handshake, when ALPN chose HTTP/1.1 or nothing) it works the same, writing
 /// through the connection's <see cref="TlsOutput"/> unless that is switched off.
@@ -44,6 +45,7 @@ internal sealed partial class Http1FastPath
     // Bit n is set when a reserved path is n characters long (modulo 64): a path of no such
     // length is not hashed. (Ordinal case-insensitive equals only strings of one length.)
     private readonly ulong _reservedLengths;
+
     private readonly ConfiguredHeaders _headers;
     private readonly FastPathScope _scope;
 

@@ -22,9 +22,9 @@ internal enum HeadFraming : byte
 }
 
 /// <summary>
-/// A request head the fast path can answer: GET or HEAD, HTTP/1.1 or 1.0, a path of plain characters
-/// (no percent-encoding, no dot segments), no body, and no header whose handling needs the full
-/// HTTP stack. <see cref="Find"/> frames it and <see cref="TryParse"/> reads it; both say no to
+/// A request head the fast path can answer: GET or HEAD, HTTP/1.1 or HTTP/1.0, a path of plain
+/// characters (no percent-encoding, no dot segments), no body, and no header whose handling needs
+/// the full HTTP stack. <see cref="Find"/> frames it and <see cref="TryParse"/> reads it; both say no to
 /// anything else, and the request goes to Kestrel untouched, which then applies its own
 /// validation and limits. The fast path is therefore never more permissive than Kestrel: it
 /// only skips work for requests Kestrel would accept as they are.
@@ -41,6 +41,7 @@ internal ref struct RequestHead
 
     /// <summary>Connection has the keep-alive option, which HTTP/1.0 needs to keep the connection (RFC 9112 §9.3).</summary>
     public bool KeepAlive;
+
     public ReadOnlySpan<byte> Path;
     public ReadOnlySpan<byte> AcceptEncoding;
     public ReadOnlySpan<byte> IfNoneMatch;
