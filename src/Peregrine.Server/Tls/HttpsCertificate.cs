@@ -12,6 +12,9 @@ namespace Peregrine.Server.Tls;
 /// </summary>
 internal sealed class HttpsCertificate
 {
+    // RFC 7301 §6, the IANA registry's identifier for HTTP/1.0.
+    private static readonly SslApplicationProtocol s_http10 = new("http/1.0"u8.ToArray());
+
     private SslServerAuthenticationOptions _options;
 
     public HttpsCertificate(LoadedCertificate certificate)
@@ -50,8 +53,11 @@ internal sealed class HttpsCertificate
         ServerCertificateContext = SslStreamCertificateContext.Create(certificate.Certificate, certificate.Chain, offline: false),
 
         // What Kestrel offers for Http1AndHttp2 (HttpsConnectionMiddleware.ConfigureAlpn): h2
-        // first, and no renegotiation, which HTTP/2 forbids (RFC 9113 §9.2.1).
-        ApplicationProtocols = [SslApplicationProtocol.Http2, SslApplicationProtocol.Http11],
+        // first, and no renegotiation, which HTTP/2 forbids (RFC 9113 §9.2.1). Then http/1.0,
+        // as nginx offers it: a client that offers only that (curl --http1.0) otherwise fails
+        // the handshake with no_application_protocol (RFC 7301 §3.2). Kestrel serves any ALPN
+        // but h2 as HTTP/1.x, and answers HTTP/1.0 with an HTTP/1.1 status line.
+        ApplicationProtocols = [SslApplicationProtocol.Http2, SslApplicationProtocol.Http11, s_http10],
         AllowRenegotiation = false,
     };
 }

@@ -111,7 +111,7 @@ internal sealed partial class Http1FastPath
         {
             // Nothing answered here, or TLS output sizing is off: TLS output is left to Kestrel;
             // HTTP/2 has no first head.
-            return IsHttp11(protocol.ApplicationProtocol.Span) ? ServeAsync(connection, connection.Transport.Output, https: true, next) : next(connection);
+            return IsHttp1(protocol.ApplicationProtocol.Span) ? ServeAsync(connection, connection.Transport.Output, https: true, next) : next(connection);
         }
 
         return ServeTlsAsync(connection, protocol, tls, next);
@@ -124,7 +124,7 @@ internal sealed partial class Http1FastPath
         var output = TlsOutput.Install(connection, tls.SslStream);
         try
         {
-            if (IsHttp11(protocol.ApplicationProtocol.Span))
+            if (IsHttp1(protocol.ApplicationProtocol.Span))
             {
                 await ServeAsync(connection, output.Writer, https: true, next);
             }
@@ -156,7 +156,8 @@ internal sealed partial class Http1FastPath
         }
     }
 
-    private static bool IsHttp11(ReadOnlySpan<byte> alpn) => alpn.IsEmpty || alpn.SequenceEqual("http/1.1"u8);
+    // No ALPN, or HTTP/1.1 or HTTP/1.0 chosen by it: HTTP/1.x framing either way.
+    private static bool IsHttp1(ReadOnlySpan<byte> alpn) => alpn.IsEmpty || alpn.SequenceEqual("http/1.1"u8) || alpn.SequenceEqual("http/1.0"u8);
 
     private async Task ServeAsync(ConnectionContext connection, PipeWriter output, bool https, ConnectionDelegate next, ReactorCarry? carry = null)
     {
