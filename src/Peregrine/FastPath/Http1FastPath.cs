@@ -20,10 +20,9 @@ namespace Peregrine.FastPath;
 /// else (a path not in memory, ranges, a body, a percent-encoded path, an unknown precondition,
 /// HTTP/1.0 without Host, HTTP/2, a malformed head) is handed to Kestrel before a single byte of
 /// that request is consumed, and Kestrel serves the rest of the connection through the normal
-/// pipeline.
-/// The responses are the middleware's: both write one <see cref="ResponseFields"/>. Over TLS
-/// (after Kestrel's handshake, when ALPN chose HTTP/1.1 or nothing) it works the same, writing
-/// through the connection's <see cref="TlsOutput"/> unless that is switched off.
+/// pipeline. The responses are the middleware's: both write one <see cref="ResponseFields"/>.
+/// Over TLS (after Kestrel's handshake, when ALPN chose HTTP/1.1, HTTP/1.0 or nothing) it works
+/// the same, writing through the connection's <see cref="TlsOutput"/> unless that is switched off.
 /// </summary>
 internal sealed partial class Http1FastPath
 {

@@ -10,10 +10,10 @@ using Peregrine.Tests.Infrastructure;
 namespace Peregrine.Tests.Server.Tls;
 
 /// <summary>
-/// HTTPS through the fast path and the TLS record writer: HTTP/1.1 requests for files in memory
-/// are answered below Kestrel (none reaches the hosting layer), anything else is Kestrel's on the
-/// same connection, and every body arrives byte for byte whatever its size, over HTTP/1.1
-/// pipelined and HTTP/2 multiplexed.
+/// HTTPS through the fast path and the TLS record writer: HTTP/1.1 and HTTP/1.0 requests for
+/// files in memory are answered below Kestrel (none reaches the hosting layer), anything else is
+/// Kestrel's on the same connection, and every body arrives byte for byte whatever its size, over
+/// HTTP/1.1 pipelined and HTTP/2 multiplexed.
 /// </summary>
 public sealed class TlsFastPathTests : IAsyncLifetime
 {
@@ -89,6 +89,32 @@ public sealed class TlsFastPathTests : IAsyncLifetime
         // From the hand-off on, the connection is Kestrel's: the disk file, the range and the
         // file after them.
         Assert.Equal(3, requests.Count);
+    }
+
+    [Fact]
+    public async Task Http10OverTls_OfferedAloneByAlpn_IsAnsweredBelowKestrelAsKestrelWould()
+    {
+        // The server offers http/1.0 too, as nginx does: a client offering only that (curl
+        // --http1.0) would otherwise fail the handshake (RFC 7301 §3.2).
+        using var requests = new HostingRequests(_server.App.Services);
+        await using var tls = await ConnectAsync(new SslApplicationProtocol("http/1.0"));
+        await tls.WriteAsync(Encoding.ASCII.GetBytes(
+            "GET /small.html HTTP/1.0\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n"
+            + "GET /mid.js HTTP/1.0\r\nHost: localhost\r\n\r\n"));
+
+        var kept = await ReadResponseAsync(tls);
+        var last = await ReadResponseAsync(tls);
+
+        // As Kestrel answers HTTP/1.0: an HTTP/1.1 status line, the connection kept while the
+        // request asks for keep-alive, and closed after a request that does not.
+        Assert.StartsWith("HTTP/1.1 200 OK\r\n", kept.Head, StringComparison.Ordinal);
+        Assert.Contains("\r\nConnection: keep-alive\r\n", kept.Head, StringComparison.Ordinal);
+        Assert.Equal(_content["small.html"], kept.Body);
+        Assert.Contains("\r\nConnection: close\r\n", last.Head, StringComparison.Ordinal);
+        Assert.Equal(_content["mid.js"], last.Body);
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        Assert.Equal(0, await tls.ReadAsync(new byte[1], timeout.Token));
+        Assert.Equal(0, requests.Count);
     }
 
     [Fact]
