@@ -100,11 +100,15 @@ public sealed class CompressorFollowTests : IDisposable
 
         var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
         while (DateTime.UtcNow < deadline
-            && (catalog.Current == first || _harness.Find(catalog.Current!, "/changing.html").Encoded is null || catalog.Budget.Used != InForce(catalog.Current!)))
+            && (catalog.Current == first || _harness.Find(catalog.Current!, "/changing.html").Encoded is null))
         {
             await Task.Delay(20);
         }
 
+        // The first pass's variants are in; the final pass holds the memory of the ones it makes
+        // from when it makes them until it has published them and given back those they replace.
+        // The budget matches the snapshot once neither pass has work left.
+        await compressor.WhenIdle().WaitAsync(TimeSpan.FromSeconds(30));
         var second = catalog.Current!;
         Assert.NotSame(first, second);
         Assert.NotNull(_harness.Find(second, "/changing.html").Encoded);
