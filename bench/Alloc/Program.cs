@@ -8,6 +8,7 @@
 //   dotnet run -c Release --project bench/Alloc [-- REQUESTS]
 //   dotnet run -c Release --project bench/Alloc -- REQUESTS metrics   (with /metrics listening)
 //   dotnet run -c Release --project bench/Alloc -- tls [REQUESTS] [ROUNDS] [STREAMS]   (TlsAlloc.cs)
+//   dotnet run -c Release --project bench/Alloc -- heads   (Heads.cs: reading a request head, JIT or AOT)
 using System.Net;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
@@ -20,6 +21,12 @@ using Peregrine.Live;
 if (args.Length > 0 && args[0] == "lookup")
 {
     Lookup.Run();
+    return;
+}
+
+if (args.Length > 0 && args[0] == "heads")
+{
+    Heads.Run();
     return;
 }
 

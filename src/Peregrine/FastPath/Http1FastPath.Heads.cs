@@ -33,7 +33,7 @@ internal sealed partial class Http1FastPath
         {
             byte[]? rented = null;
             var head = buffer.FirstSpan;
-            var framing = RequestHead.Find(head, limits, out var length, first);
+            var framing = RequestHead.Find(head, limits, out var length, out var request, first);
             if (framing == HeadFraming.Incomplete && !buffer.IsSingleSegment)
             {
                 // The head straddles the pipe's segments: copy it out once, up to its blank line
@@ -44,7 +44,7 @@ internal sealed partial class Http1FastPath
                 rented = ArrayPool<byte>.Shared.Rent(copied);
                 bounded.Slice(0, copied).CopyTo(rented);
                 head = rented.AsSpan(0, copied);
-                framing = RequestHead.Find(head, limits, out length, first);
+                framing = RequestHead.Find(head, limits, out length, out request, first);
             }
 
             try
@@ -54,7 +54,7 @@ internal sealed partial class Http1FastPath
                     return framing == HeadFraming.Incomplete ? Outcome.NeedMore : Outcome.HandOff;
                 }
 
-                if (!_serves || !TryRespond(head[..length], output, https, out var close, out var bytes))
+                if (!_serves || !request.IsAnswerable || !TryRespond(request, output, https, out var close, out var bytes))
                 {
                     switch (first ? KestrelFront.Decide(head[..length], out rewritten) : FrontAction.None)
                     {

@@ -23,13 +23,13 @@ internal sealed partial class Http1FastPath
     private const int MaxAcceptEncodingChars = 512;
     private const int MaxIfNoneMatchChars = 1024;
 
-    private bool TryRespond(ReadOnlySpan<byte> head, PipeWriter output, bool https, out bool close, out long written)
+    private bool TryRespond(in RequestHead request, PipeWriter output, bool https, out bool close, out long written)
     {
         close = false;
         written = 0;
         var started = _metrics.RequestStarted();
         var snapshot = _catalog.Current;
-        if (snapshot is null || !RequestHead.TryParse(head, out var request) || (request.HasOrigin && _headers.DependsOnOrigin) || request.Path.Length > MaxPathChars)
+        if (snapshot is null || (request.HasOrigin && _headers.DependsOnOrigin) || request.Path.Length > MaxPathChars)
         {
             return false;
         }

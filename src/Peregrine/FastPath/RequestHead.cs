@@ -1,4 +1,4 @@
-using System.Buffers;
+using System.Runtime.CompilerServices;
 using System.Text;
 using Peregrine.Syntax;
 
@@ -24,13 +24,16 @@ internal enum HeadFraming : byte
 /// <summary>
 /// A request head the fast path can answer: GET or HEAD, HTTP/1.1 or HTTP/1.0, a path of plain
 /// characters (no percent-encoding, no dot segments), no body, and no header whose handling needs
-/// the full HTTP stack. <see cref="Find"/> frames it and <see cref="TryParse"/> reads it; both say no to
-/// anything else, and the request goes to Kestrel untouched, which then applies its own
-/// validation and limits. The fast path is therefore never more permissive than Kestrel: it
-/// only skips work for requests Kestrel would accept as they are.
+/// the full HTTP stack. <see cref="Find"/> frames it and reads it in one pass, and says no to
+/// anything else (<see cref="IsAnswerable"/>), and the request goes to Kestrel untouched, which
+/// then applies its own validation and limits. The fast path is therefore never more permissive
+/// than Kestrel: it only skips work for requests Kestrel would accept as they are.
 /// </summary>
 internal ref struct RequestHead
 {
+    /// <summary>The head is complete and every line of it is one the fast path answers.</summary>
+    public bool IsAnswerable;
+
     public bool IsHead;
 
     /// <summary>The request line says HTTP/1.0.</summary>
@@ -49,65 +52,80 @@ internal ref struct RequestHead
     public bool HasOrigin;
     private bool _hasContentLength;
 
-    // The bytes that end or break a line. Kestrel ends a line at a bare LF too, and at a NUL in
-    // the request line refuses it at once (HttpParser.ParseRequestLine): the fast path frames
-    // only CRLF, and hands off the moment it sees any of the three elsewhere.
-    private static readonly SearchValues<byte> s_lineBreaks = SearchValues.Create("\r\n\0"u8);
+    // The classes of bytes in a request head, one bit each, for the short runs the fast path reads
+    // (a path, a field name, a host). Under Native AOT, calls into SearchValues cannot be
+    // devirtualised, and in bench/Alloc's "heads" they took 30% of reading a head; a lookup per
+    // byte costs less for runs this short. RequestHeadTests checks the table against each set.
+    internal const byte Token = 1, PathChar = 2, QueryChar = 4, HostNameChar = 8, Ipv6Char = 16, Digit = 32;
 
-    // Path characters that need no decoding or normalisation (RFC 3986 unreserved, sub-delims,
-    // ':' '@' and '/'). '%' is not among them: an encoded path goes to Kestrel to be decoded.
-    private static readonly SearchValues<byte> s_pathChars = SearchValues.Create("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/"u8);
-
-    // Query characters: visible ASCII but '#'; Kestrel hands the query on undecoded.
-    private static readonly SearchValues<byte> s_queryChars = SearchValues.Create("!\"$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"u8);
-
-    // RFC 9110 §5.6.2 tchar.
-    private static readonly SearchValues<byte> s_tokenChars = SearchValues.Create("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~"u8);
-
-    // RFC 9110 §5.5 field-vchar, SP and HTAB. Kestrel also takes UTF-8 and obs-text; those go to it.
-    private static readonly SearchValues<byte> s_fieldChars = SearchValues.Create("\t !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"u8);
-
-    // A subset of the host names Kestrel accepts (HttpCharacters allows "!$&'()-._~" too), and
-    // the characters of an IPv6 literal as HttpUtilities.IsHostHeaderValid checks them.
-    private static readonly SearchValues<byte> s_hostNameChars = SearchValues.Create("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-."u8);
-    private static readonly SearchValues<byte> s_ipv6Chars = SearchValues.Create("ABCDEFabcdef0123456789:."u8);
-    private static readonly SearchValues<byte> s_digits = SearchValues.Create("0123456789"u8);
+    // Token: RFC 9110 §5.6.2 tchar. PathChar: characters that need no decoding or normalisation
+    // (RFC 3986 unreserved, sub-delims, ':' '@' and '/'); '%' is not among them, and an encoded
+    // path goes to Kestrel to be decoded. QueryChar: visible ASCII but '#' (Kestrel hands the
+    // query on undecoded). HostNameChar: a subset of the host names Kestrel accepts
+    // (HttpCharacters allows "!$&'()-._~" too). Ipv6Char: an IPv6 literal's characters as
+    // HttpUtilities.IsHostHeaderValid checks them. Bytes from 0x80 up are in no class.
+    internal static ReadOnlySpan<byte> Classes =>
+    [
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0, // 0x00-0x0F
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0, // 0x10-0x1F
+         0,  7,  4,  1,  7,  5,  7,  7,  6,  6,  7,  7,  6, 15, 31,  6, // 0x20-0x2F: !"#$%&'()*+,-./
+        63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 22,  6,  4,  6,  4,  4, // 0x30-0x3F: 0-9 :;<=>?
+         6, 31, 31, 31, 31, 31, 31, 15, 15, 15, 15, 15, 15, 15, 15, 15, // 0x40-0x4F: @A-O
+        15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,  4,  4,  4,  5,  7, // 0x50-0x5F: P-Z [\]^_
+         5, 31, 31, 31, 31, 31, 31, 15, 15, 15, 15, 15, 15, 15, 15, 15, // 0x60-0x6F: `a-o
+        15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,  4,  5,  4,  7,  0, // 0x70-0x7F: p-z {|}~
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0, // 0x80-0xFF
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+         0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+    ];
 
     /// <summary>
-    /// Frames the head at the start of <paramref name="buffer"/>: one vectorised search per line
-    /// for the next CR, LF or NUL, each CR followed by its LF, the lines within
-    /// <paramref name="limits"/>, up to the blank line. A head that is not complete yet has its
-    /// complete lines checked too, so that one Kestrel would refuse now is handed off now
-    /// rather than waited on; but for a connection's <paramref name="first"/> head, one that
-    /// <see cref="KestrelFront"/> decides on whole is waited on. <paramref name="length"/> is the
-    /// head's length, blank line included, when it is complete.
+    /// Frames the head at the start of <paramref name="buffer"/> and reads it, in one pass: one
+    /// vectorised search per line for the next CR, LF or NUL, each CR followed by its LF, the
+    /// lines within <paramref name="limits"/>, up to the blank line, and each complete line read
+    /// as it is framed. A head that is not complete yet has its complete lines checked too, so
+    /// that one Kestrel would refuse now is handed off now rather than waited on; but for a
+    /// connection's <paramref name="first"/> head, one that <see cref="KestrelFront"/> decides on
+    /// whole is waited on. <paramref name="length"/> is the head's length, blank line included,
+    /// when it is complete; <paramref name="request"/> is what it asks for when it is also
+    /// <see cref="IsAnswerable"/>.
     /// </summary>
-    public static HeadFraming Find(ReadOnlySpan<byte> buffer, in HeadLimits limits, out int length, bool first = false)
+    public static HeadFraming Find(ReadOnlySpan<byte> buffer, scoped in HeadLimits limits, out int length, out RequestHead request, bool first = false)
     {
         length = 0;
-        var end = LineEnd(buffer, limits.RequestLine, out var framing);
+        request = default;
+        var end = LineEnd(buffer, limits.RequestLine, out var framing, out var plain);
         if (end <= 0)
         {
             // end == 0: a blank line before the request. Kestrel skips those; the fast path
             // leaves them to it.
-            return end == 0 ? HeadFraming.HandOff : Unfinished(buffer, 0, framing, first);
+            return end == 0 ? HeadFraming.HandOff : Unfinished(buffer, 0, framing, answerable: true, first);
         }
 
+        var answerable = plain && RequestLine(ref request, buffer[..end]);
         var at = end + 2;
         var budget = limits.HeaderBytes;
         var fields = 0;
+        var hosts = 0;
         while (true)
         {
-            end = LineEnd(buffer[at..], budget, out framing);
+            end = LineEnd(buffer[at..], budget, out framing, out plain);
             if (end < 0)
             {
-                return Unfinished(buffer, at, framing, first);
+                return Unfinished(buffer, at, framing, answerable, first);
             }
 
-            at += end + 2;
             if (end == 0)
             {
-                length = at;
+                length = at + 2;
+
+                // RFC 9112 §3.2: exactly one Host (Kestrel refuses none or two with a 400).
+                request.IsAnswerable = answerable && hosts == 1;
                 return HeadFraming.Complete;
             }
 
@@ -116,22 +134,57 @@ internal ref struct RequestHead
                 return HeadFraming.HandOff;
             }
 
+            answerable = answerable && plain && Field(ref request, buffer.Slice(at, end), ref hosts);
+            at += end + 2;
             budget -= end + 2;
         }
     }
-
-    /// <summary>Reads a head that ends with its blank line (CRLF CRLF included).</summary>
-    public static bool TryParse(ReadOnlySpan<byte> head, out RequestHead request) => Parse(head, whole: true, out request);
 
     /// <summary>
     /// The index of the CR that ends the first line of <paramref name="rest"/>, when that line
     /// and its LF fit in <paramref name="budget"/> bytes. Otherwise -1, and
     /// <see cref="HeadFraming.Incomplete"/> if more bytes could still end it within the budget.
+    /// <paramref name="plain"/>: the line holds only SP to '~' and HTAB, which is all that RFC 9110
+    /// §5.5 allows in a field (field-vchar, SP, HTAB) and all the fast path answers. Kestrel also
+    /// takes UTF-8 and obs-text; those go to it.
     /// </summary>
-    private static int LineEnd(ReadOnlySpan<byte> rest, int budget, out HeadFraming framing)
+    private static int LineEnd(ReadOnlySpan<byte> rest, int budget, out HeadFraming framing, out bool plain)
     {
         var window = rest.Length > budget ? rest[..budget] : rest;
-        var at = window.IndexOfAny(s_lineBreaks);
+
+        // Usually one search: the first byte outside SP to '~' is the CR that ends the line.
+        var at = window.IndexOfAnyExceptInRange((byte)' ', (byte)'~');
+        if ((uint)at < (uint)window.Length - 1 && window[at] == '\r' && window[at + 1] == '\n')
+        {
+            framing = HeadFraming.Complete;
+            plain = true;
+            return at;
+        }
+
+        return LineEndPastText(window, at, budget, out framing, out plain);
+    }
+
+    /// <summary><see cref="LineEnd"/> once the first byte outside SP to '~', at <paramref name="at"/>, is not a CR followed by its LF.</summary>
+    private static int LineEndPastText(ReadOnlySpan<byte> window, int at, int budget, out HeadFraming framing, out bool plain)
+    {
+        while (at >= 0 && window[at] == '\t')
+        {
+            var next = window[(at + 1)..].IndexOfAnyExceptInRange((byte)' ', (byte)'~');
+            at = next < 0 ? -1 : at + 1 + next;
+        }
+
+        plain = true;
+        if (at >= 0 && window[at] != '\r')
+        {
+            // Not plain. The line still needs framing: it ends at the next of the bytes that
+            // end or break a line. Kestrel ends a line at a bare LF too, and at a NUL in the
+            // request line refuses it at once (HttpParser.ParseRequestLine): the fast path frames
+            // only CRLF, and hands off the moment it sees any of the three elsewhere.
+            plain = false;
+            var end = window[at..].IndexOfAny((byte)'\r', (byte)'\n', (byte)0);
+            at = end < 0 ? -1 : at + end;
+        }
+
         if (at >= 0 && window[at] == '\r' && at + 1 < window.Length)
         {
             framing = window[at + 1] == '\n' ? HeadFraming.Complete : HeadFraming.HandOff;
@@ -145,44 +198,10 @@ internal ref struct RequestHead
     }
 
     /// <summary>An unfinished head waits for more only while its complete lines are ones the fast path answers.</summary>
-    private static HeadFraming Unfinished(ReadOnlySpan<byte> buffer, int complete, HeadFraming framing, bool first)
-        => framing == HeadFraming.Incomplete && !Parse(buffer[..complete], whole: false, out _) && !(first && KestrelFront.NeedsWhole(buffer[..complete]))
+    private static HeadFraming Unfinished(ReadOnlySpan<byte> buffer, int complete, HeadFraming framing, bool answerable, bool first)
+        => framing == HeadFraming.Incomplete && !answerable && !(first && KestrelFront.NeedsWhole(buffer[..complete]))
             ? HeadFraming.HandOff
             : framing;
-
-    /// <summary>
-    /// Reads a head: one that ends with its blank line when <paramref name="whole"/>, otherwise
-    /// the complete lines of one still arriving.
-    /// </summary>
-    private static bool Parse(ReadOnlySpan<byte> head, bool whole, out RequestHead request)
-    {
-        request = default;
-        var lineEnd = head.IndexOf("\r\n"u8);
-        if (lineEnd < 0)
-        {
-            return !whole;
-        }
-
-        if (!RequestLine(ref request, head[..lineEnd]))
-        {
-            return false;
-        }
-
-        var hosts = 0;
-        var rest = head[(lineEnd + 2)..];
-        while ((lineEnd = rest.IndexOf("\r\n"u8)) > 0)
-        {
-            if (!Field(ref request, rest[..lineEnd], ref hosts))
-            {
-                return false;
-            }
-
-            rest = rest[(lineEnd + 2)..];
-        }
-
-        // RFC 9112 §3.2: exactly one Host (Kestrel refuses none or two with a 400).
-        return whole ? lineEnd == 0 && hosts == 1 : true;
-    }
 
     /// <summary>RFC 9112 §3: <c>GET</c> or <c>HEAD</c>, one SP, an origin-form target, one SP, <c>HTTP/1.1</c> or <c>HTTP/1.0</c>.</summary>
     private static bool RequestLine(ref RequestHead request, ReadOnlySpan<byte> line)
@@ -212,57 +231,97 @@ internal ref struct RequestHead
             return false;
         }
 
+        // The path: plain characters up to the query, starting with '/', with no dot segment
+        // (nor anything else that starts "/.", which Kestrel would have to look at).
         var target = line[..^9];
-        var query = target.IndexOf((byte)'?');
-        var path = query < 0 ? target : target[..query];
-        if (path.IsEmpty || path[0] != '/' || path.ContainsAnyExcept(s_pathChars) || path.IndexOf("/."u8) >= 0
-            || (query >= 0 && target[(query + 1)..].ContainsAnyExcept(s_queryChars)))
+        if (target.IsEmpty || target[0] != '/')
         {
             return false;
         }
 
-        request.Path = path;
-        return true;
+        var classes = Classes;
+        var at = 1;
+        for (; at < target.Length && target[at] != '?'; at++)
+        {
+            if ((classes[target[at]] & PathChar) == 0 || (target[at] == '.' && target[at - 1] == '/'))
+            {
+                return false;
+            }
+        }
+
+        request.Path = target[..at];
+        return All(target[Math.Min(at + 1, target.Length)..], QueryChar);
     }
 
-    /// <summary>RFC 9112 §5: a token, a colon, optional white space, the value, optional white space.</summary>
+    /// <summary>
+    /// RFC 9112 §5: a token, a colon, optional white space, the value, optional white space, in
+    /// a line <see cref="LineEnd"/> found plain.
+    /// </summary>
     private static bool Field(ref RequestHead request, ReadOnlySpan<byte> field, ref int hosts)
     {
-        var colon = field.IndexOf((byte)':');
-        if (colon <= 0 || field[..colon].ContainsAnyExcept(s_tokenChars))
+        // Also catches obsolete line folding (RFC 9112 §5.2): a line that starts with white
+        // space, which Kestrel refuses.
+        var colon = Span(field, Token);
+        if (colon == 0 || colon == field.Length || field[colon] != ':')
         {
-            // Also catches obsolete line folding (RFC 9112 §5.2): a line that starts with white
-            // space, which Kestrel refuses.
             return false;
         }
 
-        var value = field[(colon + 1)..].Trim(" \t"u8);
-        return !value.ContainsAnyExcept(s_fieldChars) && Accept(ref request, field[..colon], value, ref hosts);
+        var value = field[(colon + 1)..];
+        var start = 0;
+        while (start < value.Length && value[start] is (byte)' ' or (byte)'\t')
+        {
+            start++;
+        }
+
+        var stop = value.Length;
+        while (stop > start && value[stop - 1] is (byte)' ' or (byte)'\t')
+        {
+            stop--;
+        }
+
+        value = value[start..stop];
+        return Accept(ref request, field[..colon], value, ref hosts);
     }
+
+    /// <summary>How many bytes at the start of <paramref name="run"/> are in <paramref name="class"/>.</summary>
+    private static int Span(ReadOnlySpan<byte> run, byte @class)
+    {
+        var classes = Classes;
+        var at = 0;
+        while (at < run.Length && (classes[run[at]] & @class) != 0)
+        {
+            at++;
+        }
+
+        return at;
+    }
+
+    private static bool All(ReadOnlySpan<byte> run, byte @class) => Span(run, @class) == run.Length;
 
     private static bool Accept(ref RequestHead request, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, ref int hosts)
     {
         switch (name.Length)
         {
-            case 4 when Ascii.EqualsIgnoreCase(name, "Host"u8):
+            case 4 when Is(name, "Host"u8):
                 hosts++;
                 return IsPlainHost(value);
-            case 5 when Ascii.EqualsIgnoreCase(name, "Range"u8):
-            case 6 when Ascii.EqualsIgnoreCase(name, "Expect"u8):
-            case 7 when Ascii.EqualsIgnoreCase(name, "Upgrade"u8):
-            case 8 when Ascii.EqualsIgnoreCase(name, "If-Match"u8) || Ascii.EqualsIgnoreCase(name, "If-Range"u8):
-            case 14 when Ascii.EqualsIgnoreCase(name, "HTTP2-Settings"u8):
-            case 17 when Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8):
-            case 19 when Ascii.EqualsIgnoreCase(name, "If-Unmodified-Since"u8):
+            case 5 when Is(name, "Range"u8):
+            case 6 when Is(name, "Expect"u8):
+            case 7 when Is(name, "Upgrade"u8):
+            case 8 when Is(name, "If-Match"u8) || Is(name, "If-Range"u8):
+            case 14 when Is(name, "HTTP2-Settings"u8):
+            case 17 when Is(name, "Transfer-Encoding"u8):
+            case 19 when Is(name, "If-Unmodified-Since"u8):
                 return false;
-            case 6 when Ascii.EqualsIgnoreCase(name, "Origin"u8):
+            case 6 when Is(name, "Origin"u8):
                 request.HasOrigin = true;
                 return true;
-            case 10 when Ascii.EqualsIgnoreCase(name, "Connection"u8):
+            case 10 when Is(name, "Connection"u8):
                 return Connection(ref request, value);
-            case 13 when Ascii.EqualsIgnoreCase(name, "If-None-Match"u8):
+            case 13 when Is(name, "If-None-Match"u8):
                 return Remember(ref request.IfNoneMatch, value);
-            case 14 when Ascii.EqualsIgnoreCase(name, "Content-Length"u8):
+            case 14 when Is(name, "Content-Length"u8):
                 // Kestrel refuses a second Content-Length even when both say 0 (400).
                 if (request._hasContentLength || !value.SequenceEqual("0"u8))
                 {
@@ -271,16 +330,25 @@ internal ref struct RequestHead
 
                 request._hasContentLength = true;
                 return true;
-            case 15 when Ascii.EqualsIgnoreCase(name, "Accept-Encoding"u8):
+            case 15 when Is(name, "Accept-Encoding"u8):
                 // An empty value still means "identity only" (RFC 9110 §12.5.3), so it is kept
                 // as a single space rather than as absent.
                 return Remember(ref request.AcceptEncoding, value.IsEmpty ? " "u8 : value);
-            case 17 when Ascii.EqualsIgnoreCase(name, "If-Modified-Since"u8):
+            case 17 when Is(name, "If-Modified-Since"u8):
                 return Remember(ref request.IfModifiedSince, value);
             default:
                 return true;
         }
     }
+
+    /// <summary>
+    /// A field name is <paramref name="expected"/>, ignoring case. The first bytes are compared
+    /// first, inline: most names a browser sends share a length with one of those above but not
+    /// their first letter.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool Is(ReadOnlySpan<byte> name, ReadOnlySpan<byte> expected)
+        => ((name[0] ^ expected[0]) & ~0x20) == 0 && Ascii.EqualsIgnoreCase(name, expected);
 
     /// <summary>Keeps a field's value; a second line of the same field needs list handling, so no.</summary>
     private static bool Remember(ref ReadOnlySpan<byte> slot, ReadOnlySpan<byte> value)
@@ -344,25 +412,20 @@ internal ref struct RequestHead
         if (value.StartsWith("["u8))
         {
             port = value.IndexOf((byte)']') + 1;
-            if (port < 5 || value[1..(port - 1)].ContainsAnyExcept(s_ipv6Chars))
+            if (port < 5 || !All(value[1..(port - 1)], Ipv6Char))
             {
                 return false;
             }
         }
         else
         {
-            port = value.IndexOfAnyExcept(s_hostNameChars);
-            if (port < 0)
-            {
-                return !value.IsEmpty;
-            }
-
+            port = Span(value, HostNameChar);
             if (port == 0)
             {
                 return false;
             }
         }
 
-        return port == value.Length || (value[port] == ':' && port + 1 < value.Length && !value[(port + 1)..].ContainsAnyExcept(s_digits));
+        return port == value.Length || (value[port] == ':' && port + 1 < value.Length && All(value[(port + 1)..], Digit));
     }
 }

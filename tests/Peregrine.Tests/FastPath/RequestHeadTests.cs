@@ -65,7 +65,7 @@ public sealed class RequestHeadTests
     {
         var bytes = Encoding.Latin1.GetBytes(buffer);
 
-        var framing = RequestHead.Find(bytes, Limits(), out var length);
+        var framing = RequestHead.Find(bytes, Limits(), out var length, out _);
 
         Assert.Equal(expected, framing.ToString());
         Assert.Equal(expected == nameof(HeadFraming.Complete) ? buffer.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 4 : 0, length);
@@ -84,7 +84,7 @@ public sealed class RequestHeadTests
     [InlineData("GET /index.html HTTP/1.1\r\nHost: [ab..cd::ef98:0:7654:321]\r\n", "HandOff")]
     public void Find_UnfinishedFirstHead_KestrelFrontDecidesWhole_IsWaitedOn(string buffer, string expected)
     {
-        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(buffer), Limits(), out _, first: true);
+        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(buffer), Limits(), out _, out _, first: true);
 
         Assert.Equal(expected, framing.ToString());
     }
@@ -107,7 +107,7 @@ public sealed class RequestHeadTests
         Assert.Equal(lineBytes, line.Length);
         var buffer = ended ? line + "Host: x\r\n\r\n" : line[..^2];
 
-        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(buffer), s_small, out _);
+        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(buffer), s_small, out _, out _);
 
         Assert.Equal(expected, framing.ToString());
     }
@@ -132,7 +132,7 @@ public sealed class RequestHeadTests
         var buffer = "GET /index.html HTTP/1.1\r\n" + fields + (ended ? "\r\n" : "");
         Assert.Equal(sectionBytes, fields.Length + 2);
 
-        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(buffer), s_small, out _);
+        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(buffer), s_small, out _, out _);
 
         Assert.Equal(expected, framing.ToString());
     }
@@ -146,7 +146,7 @@ public sealed class RequestHeadTests
     {
         var buffer = "GET /index.html HTTP/1.1\r\nHost: x\r\n" + string.Concat(Enumerable.Range(1, fields - 1).Select(i => $"X-{i}: {i}\r\n")) + "\r\n";
 
-        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(buffer), s_small, out _);
+        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(buffer), s_small, out _, out _);
 
         Assert.Equal(expected, framing.ToString());
     }
@@ -157,7 +157,7 @@ public sealed class RequestHeadTests
     [InlineData(8192, 32768, 1)]
     public void Find_LimitsBelowTheMargin_HandEverythingOff(int requestLine, int headersTotal, int headerCount)
     {
-        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(Get + "\r\n"), Limits(requestLine, headersTotal, headerCount), out _);
+        var framing = RequestHead.Find(Encoding.ASCII.GetBytes(Get + "\r\n"), Limits(requestLine, headersTotal, headerCount), out _, out _);
 
         Assert.Equal(HeadFraming.HandOff, framing);
     }
@@ -174,9 +174,9 @@ public sealed class RequestHeadTests
     [InlineData("GET /index.html HTTP/1.1\r\nHost:x\r\nX-Tabs:\t\ta\tb \t\r\n\r\n", "/index.html", false, false)]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", "/index.html", false, false)]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nX-Empty:\r\n\r\n", "/index.html", false, false)]
-    public void TryParse_PlainHead_IsRead(string head, string path, bool isHead, bool close)
+    public void Read_PlainHead_IsRead(string head, string path, bool isHead, bool close)
     {
-        var read = RequestHead.TryParse(Encoding.ASCII.GetBytes(head), out var request);
+        var read = Read(Encoding.ASCII.GetBytes(head), out var request);
 
         Assert.True(read);
         Assert.Equal(path, Encoding.ASCII.GetString(request.Path));
@@ -189,20 +189,20 @@ public sealed class RequestHeadTests
     [InlineData("HEAD /index.html HTTP/1.0\r\nHost: x\r\nConnection: Keep-Alive\r\n\r\n", true, true, false)]
     [InlineData("GET /index.html HTTP/1.0\r\nHost: x\r\nConnection: keep-alive, close\r\n\r\n", true, true, true)]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", false, true, false)]
-    public void TryParse_Version_AndConnectionOptions_AreRead(string head, bool http10, bool keepAlive, bool close)
+    public void Read_Version_AndConnectionOptions_AreRead(string head, bool http10, bool keepAlive, bool close)
     {
-        Assert.True(RequestHead.TryParse(Encoding.ASCII.GetBytes(head), out var request));
+        Assert.True(Read(Encoding.ASCII.GetBytes(head), out var request));
         Assert.Equal(http10, request.Http10);
         Assert.Equal(keepAlive, request.KeepAlive);
         Assert.Equal(close, request.Close);
     }
 
     [Fact]
-    public void TryParse_ConditionalAndNegotiatedHead_KeepsTheirValuesTrimmed()
+    public void Read_ConditionalAndNegotiatedHead_KeepsTheirValuesTrimmed()
     {
         var head = "GET /a HTTP/1.1\r\nHost: x\r\nAccept-Encoding:  br, gzip \r\nIf-None-Match: \"a\"\t\r\nIf-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT\r\nOrigin: https://o\r\n\r\n"u8;
 
-        Assert.True(RequestHead.TryParse(head, out var request));
+        Assert.True(Read(head, out var request));
         Assert.Equal("br, gzip", Encoding.ASCII.GetString(request.AcceptEncoding));
         Assert.Equal("\"a\"", Encoding.ASCII.GetString(request.IfNoneMatch));
         Assert.Equal("Sat, 01 Jan 2000 00:00:00 GMT", Encoding.ASCII.GetString(request.IfModifiedSince));
@@ -210,9 +210,9 @@ public sealed class RequestHeadTests
     }
 
     [Fact]
-    public void TryParse_EmptyAcceptEncoding_IsKeptAsIdentityOnly()
+    public void Read_EmptyAcceptEncoding_IsKeptAsIdentityOnly()
     {
-        Assert.True(RequestHead.TryParse("GET /a HTTP/1.1\r\nHost: x\r\nAccept-Encoding:\r\n\r\n"u8, out var request));
+        Assert.True(Read("GET /a HTTP/1.1\r\nHost: x\r\nAccept-Encoding:\r\n\r\n"u8, out var request));
         Assert.Equal(" ", Encoding.ASCII.GetString(request.AcceptEncoding));
     }
 
@@ -319,9 +319,9 @@ public sealed class RequestHeadTests
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nAccept-Encoding: br\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"a\"\r\nIf-None-Match: \"b\"\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: a\r\nIf-Modified-Since: b\r\n\r\n")]
-    public void TryParse_HeadTheFastPathDoesNotAnswer_IsRefused(string head)
+    public void Read_HeadTheFastPathDoesNotAnswer_IsRefused(string head)
     {
-        Assert.False(RequestHead.TryParse(Encoding.Latin1.GetBytes(head), out _));
+        Assert.False(Read(Encoding.Latin1.GetBytes(head), out _));
     }
 
     [Theory]
@@ -332,10 +332,32 @@ public sealed class RequestHeadTests
     [InlineData("[::1]")]
     [InlineData("[::1]:443")]
     [InlineData("[fe80::1.2.3.4]")]
-    public void TryParse_HostKestrelAccepts_IsRead(string host)
+    public void Read_HostKestrelAccepts_IsRead(string host)
     {
-        Assert.True(RequestHead.TryParse(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: {host}\r\n\r\n"), out _));
+        Assert.True(Read(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: {host}\r\n\r\n"), out _));
     }
+
+    [Theory]
+    // RFC 9110 §5.6.2 tchar.
+    [InlineData(RequestHead.Token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~")]
+    // RFC 3986 unreserved, sub-delims, ':', '@' and '/'.
+    [InlineData(RequestHead.PathChar, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/")]
+    // Visible ASCII but '#'.
+    [InlineData(RequestHead.QueryChar, "!\"$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~")]
+    [InlineData(RequestHead.HostNameChar, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-.")]
+    [InlineData(RequestHead.Ipv6Char, "ABCDEFabcdef0123456789:.")]
+    [InlineData(RequestHead.Digit, "0123456789")]
+    public void Classes_HoldEachSetExactly(byte @class, string members)
+    {
+        for (var b = 0; b < 256; b++)
+        {
+            Assert.True(((RequestHead.Classes[b] & @class) != 0) == members.Contains((char)b), $"byte 0x{b:X2} in class {@class}");
+        }
+    }
+
+    /// <summary>Frames and reads a whole head, as the fast path does.</summary>
+    private static bool Read(ReadOnlySpan<byte> head, out RequestHead request)
+        => RequestHead.Find(head, Limits(), out var length, out request) == HeadFraming.Complete && length == head.Length && request.IsAnswerable;
 
     private static HeadLimits Limits(int requestLine = 8 * 1024, int headersTotal = 32 * 1024, int headerCount = 100)
         => new(new KestrelServerLimits { MaxRequestLineSize = requestLine, MaxRequestHeadersTotalSize = headersTotal, MaxRequestHeaderCount = headerCount });

@@ -18,7 +18,7 @@ public static partial class ParserTargets
         // First byte: which limits (Kestrel's defaults, or small ones that the input can reach).
         var limits = Limits(input[0]);
         var buffer = input.AsSpan(1);
-        var framing = RequestHead.Find(buffer, limits, out var length);
+        var framing = RequestHead.Find(buffer, limits, out var length, out var request);
         Check(framing == HeadFraming.Complete ? length > 0 && length <= buffer.Length : length == 0, "a length only for a complete head, within the buffer", input);
 
         // The fast path's verdict is decided by the bytes seen: what it decided on a prefix, it
@@ -35,13 +35,14 @@ public static partial class ParserTargets
         {
             var head = buffer[..length];
             Check(head.EndsWith("\r\n\r\n"u8), "a complete head ends with its blank line", input);
-            Check(RequestHead.Find(head, limits, out var again) == HeadFraming.Complete && again == length, "the head alone frames the same", input);
+            Check(RequestHead.Find(head, limits, out var again, out var alone) == HeadFraming.Complete && again == length, "the head alone frames the same", input);
+            Check(alone.IsAnswerable == request.IsAnswerable && alone.Path.SequenceEqual(request.Path), "the head alone reads the same", input);
             for (var i = 0; i < head.Length; i++)
             {
                 Check(head[i] != 0 && (head[i] != '\r' || head[i + 1] == '\n') && (head[i] != '\n' || (i > 0 && head[i - 1] == '\r')), "a complete head has CRLF line ends only, and no NUL", input);
             }
 
-            if (RequestHead.TryParse(head, out var request))
+            if (request.IsAnswerable)
             {
                 CheckGrammar(Encoding.Latin1.GetString(head), request.Path, request.IsHead, request.Close, input);
             }
@@ -50,15 +51,14 @@ public static partial class ParserTargets
         LinearBytes(input, static pattern =>
         {
             var limits = new HeadLimits(new Microsoft.AspNetCore.Server.Kestrel.Core.KestrelServerLimits { MaxRequestLineSize = 1 << 20, MaxRequestHeadersTotalSize = 1 << 20, MaxRequestHeaderCount = 1 << 20 });
-            RequestHead.Find(pattern, limits, out var n);
-            RequestHead.TryParse(pattern, out _);
+            RequestHead.Find(pattern, limits, out _, out _);
         });
     }
 
     /// <summary>The fast path's verdict on a buffer: the length of the head it answers, 0 to hand off, -1 to wait for more.</summary>
-    private static int Verdict(ReadOnlySpan<byte> buffer, in HeadLimits limits) => RequestHead.Find(buffer, limits, out var length) switch
+    private static int Verdict(ReadOnlySpan<byte> buffer, in HeadLimits limits) => RequestHead.Find(buffer, limits, out var length, out var request) switch
     {
-        HeadFraming.Complete => RequestHead.TryParse(buffer[..length], out _) ? length : 0,
+        HeadFraming.Complete => request.IsAnswerable ? length : 0,
         HeadFraming.Incomplete => -1,
         _ => 0,
     };
