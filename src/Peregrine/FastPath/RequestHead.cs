@@ -403,22 +403,19 @@ internal ref struct RequestHead
     /// </summary>
     private static bool IsPlainHost(ReadOnlySpan<byte> value)
     {
-        if (HostSyntax.Classify(value) != HostForm.Accepted)
-        {
-            return false;
-        }
-
         int port;
         if (value.StartsWith("["u8))
         {
             port = value.IndexOf((byte)']') + 1;
-            if (port < 5 || !All(value[1..(port - 1)], Ipv6Char))
+            if (HostSyntax.Classify(value) != HostForm.Accepted || port < 5 || !All(value[1..(port - 1)], Ipv6Char))
             {
                 return false;
             }
         }
         else
         {
+            // A name of letters, digits, '-' and '.' with a port of digits is a reg-name that
+            // HostSyntax.Classify accepts as it is: no need to ask it.
             port = Span(value, HostNameChar);
             if (port == 0)
             {
