@@ -12,6 +12,7 @@ heads = {
  'partial': 'GET /index.html HTTP/1.1\r\nHost: x\r\nX-A: b',
  'bare-lf': 'GET / HTTP/1.1\nHost: x\n\n',
  'range': 'GET /big.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n\r\n',
+ 'http10': 'GET /a.css HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n',
 }
 for name, h in heads.items():
     put('request-head', name, b'\x01' + h.encode('latin-1'))

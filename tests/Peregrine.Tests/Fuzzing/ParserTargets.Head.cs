@@ -44,7 +44,7 @@ public static partial class ParserTargets
 
             if (request.IsAnswerable)
             {
-                CheckGrammar(Encoding.Latin1.GetString(head), request.Path, request.IsHead, request.Close, input);
+                CheckGrammar(Encoding.Latin1.GetString(head), request.Path, request.IsHead, request.Http10, request.Close, input);
             }
         }
 
@@ -67,15 +67,16 @@ public static partial class ParserTargets
     /// A head the fast path answers must be one the request grammar (RFC 9112 §3, §5; RFC 9110
     /// §5.6.2, §7.2) and Kestrel accept as it is: the fast path is never more permissive.
     /// </summary>
-    private static void CheckGrammar(string head, ReadOnlySpan<byte> path, bool isHead, bool close, byte[] input)
+    private static void CheckGrammar(string head, ReadOnlySpan<byte> path, bool isHead, bool http10, bool close, byte[] input)
     {
         var lines = head[..^4].Split("\r\n");
         var line = RequestLineGrammar().Match(lines[0]);
-        Check(line.Success, "an answered request line is GET or HEAD, an origin-form target of plain characters, HTTP/1.1", input);
+        Check(line.Success, "an answered request line is GET or HEAD, an origin-form target of plain characters, HTTP/1.1 or HTTP/1.0", input);
         var target = line.Groups["path"].Value;
         Check(!DotSegment().IsMatch(target), "an answered path has no dot segments", input);
         Check(Encoding.Latin1.GetString(path) == target, "the path read is the target's path", input);
         Check(isHead == (line.Groups["method"].Value == "HEAD"), "HEAD is HEAD", input);
+        Check(http10 == (line.Groups["minor"].Value == "0"), "HTTP/1.0 is HTTP/1.0", input);
 
         var hosts = 0;
         var contentLengths = 0;
@@ -110,7 +111,7 @@ public static partial class ParserTargets
         Check(close == closing, "Connection: close is read as Kestrel reads it", input);
     }
 
-    [GeneratedRegex(@"^(?<method>GET|HEAD) (?<path>/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)(\?[!-~-[#]]*)? HTTP/1\.1$", RegexOptions.CultureInvariant)]
+    [GeneratedRegex(@"^(?<method>GET|HEAD) (?<path>/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)(\?[!-~-[#]]*)? HTTP/1\.(?<minor>[01])$", RegexOptions.CultureInvariant)]
     private static partial Regex RequestLineGrammar();
 
     [GeneratedRegex(@"/\.\.?(/|$)", RegexOptions.CultureInvariant)]
