@@ -344,7 +344,7 @@ internal ref struct RequestHead
     }
 
     /// <summary>
-    /// A field name is <paramref name="expected"/>, ignoring case. The first bytes are compared
+    /// A field name is <paramref name="expected"/>, ignoring case. The first byte is compared
     /// first, inline: most names a browser sends share a length with one of those above but not
     /// their first letter.
     /// </summary>
