@@ -169,6 +169,30 @@ internal static partial class Libc
     [LibraryImport("libc", SetLastError = true)]
     public static unsafe partial nint sendfile(int outFd, int inFd, long* offset, nuint count);
 
+    /// <summary>struct iovec.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct IoVector
+    {
+        public byte* Base;
+        public nuint Length;
+    }
+
+    /// <summary>struct msghdr (Linux), for a send that gathers several buffers: no address, no control data.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct MessageHeader
+    {
+        public void* Name;
+        public uint NameLength;
+        public IoVector* Vectors;
+        public nuint VectorCount;
+        public void* Control;
+        public nuint ControlLength;
+        public int Flags;
+    }
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial nint sendmsg(int fd, MessageHeader* message, int flags);
+
     [LibraryImport("libc", SetLastError = true)]
     public static unsafe partial nint pread(int fd, byte* buffer, nuint count, long offset);
 

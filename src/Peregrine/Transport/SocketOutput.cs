@@ -39,6 +39,10 @@ internal sealed class SocketOutput : PipeWriter
     // fit one buffer.
     private const int BufferSize = 32 * 1024;
 
+    // Pieces one sendmsg(2) gathers: a batch of pipelined responses is a buffer and a body, and
+    // another such pair.
+    private const int MaxGathered = 4;
+
     // What is sent from memory to wait for a full socket: enough to be a useful segment.
     private const int WaitChunk = 16 * 1024;
 
@@ -253,7 +257,7 @@ internal sealed class SocketOutput : PipeWriter
                 var socket = _socket ?? throw new InvalidOperationException("An output on a bare descriptor cannot wait for the socket; it needs the socket made for it (Attach).");
                 if (piece.Array is { } array)
                 {
-                    Sent(piece, await socket.SendAsync(array.AsMemory((int)_offset, chunk), SocketFlags.None, token));
+                    Sent(await socket.SendAsync(array.AsMemory((int)_offset, chunk), SocketFlags.None, token));
                 }
                 else
                 {
@@ -265,7 +269,7 @@ internal sealed class SocketOutput : PipeWriter
                             return Failed();
                         }
 
-                        Sent(piece, await socket.SendAsync(read.AsMemory(0, chunk), SocketFlags.None, token));
+                        Sent(await socket.SendAsync(read.AsMemory(0, chunk), SocketFlags.None, token));
                     }
                     finally
                     {
@@ -344,17 +348,12 @@ internal sealed class SocketOutput : PipeWriter
             }
             else
             {
-                // MSG_MORE while more follows: a head and the body after it leave together.
-                var flags = Libc.MessageDontWait | Libc.MessageNoSignal | (_index < _pieces.Count - 1 || closing ? Libc.MessageMore : 0);
-                fixed (byte* start = piece.Array!)
-                {
-                    sent = Libc.send(fd, start + _offset, (nuint)(piece.Length - _offset), flags);
-                }
+                sent = SendGathered(fd, closing);
             }
 
             if (sent > 0)
             {
-                Sent(piece, sent);
+                Sent(sent);
                 continue;
             }
 
@@ -369,6 +368,51 @@ internal sealed class SocketOutput : PipeWriter
 
         return Progress.Done;
     }
+
+    /// <summary>
+    /// Sends the current piece and the pieces after it that go from memory too, up to
+    /// <see cref="MaxGathered"/>, in one sendmsg(2): a head and the body after it in one call,
+    /// where two sends took two. MSG_MORE while more follows, so that a head and a body sent by
+    /// sendfile after it leave together.
+    /// </summary>
+    private unsafe nint SendGathered(int fd, bool closing)
+    {
+        var count = 1;
+        while (count < MaxGathered && _index + count < _pieces.Count && GoesFromMemory(_pieces[_index + count], fd))
+        {
+            count++;
+        }
+
+        var flags = Libc.MessageDontWait | Libc.MessageNoSignal | (_index + count < _pieces.Count || closing ? Libc.MessageMore : 0);
+        var first = _pieces[_index];
+        if (count == 1)
+        {
+            fixed (byte* start = first.Array!)
+            {
+                return Libc.send(fd, start + _offset, (nuint)(first.Length - _offset), flags);
+            }
+        }
+
+        var second = _pieces[_index + 1];
+        var third = count > 2 ? _pieces[_index + 2] : default;
+        var fourth = count > 3 ? _pieces[_index + 3] : default;
+
+        // Every array stays pinned for the call: the runtime may move objects while a thread
+        // is in native code.
+        fixed (byte* a = first.Array!, b = second.Array!, c = third.Array, d = fourth.Array)
+        {
+            var vectors = stackalloc Libc.IoVector[MaxGathered];
+            vectors[0] = new Libc.IoVector { Base = a + _offset, Length = (nuint)(first.Length - _offset) };
+            vectors[1] = new Libc.IoVector { Base = b, Length = (nuint)second.Length };
+            vectors[2] = new Libc.IoVector { Base = c, Length = (nuint)third.Length };
+            vectors[3] = new Libc.IoVector { Base = d, Length = (nuint)fourth.Length };
+            var message = new Libc.MessageHeader { Vectors = vectors, VectorCount = (nuint)count };
+            return Libc.sendmsg(fd, &message, flags);
+        }
+    }
+
+    /// <summary>Whether <paramref name="piece"/> goes by send(2) from its array rather than by sendfile(2).</summary>
+    private bool GoesFromMemory(Piece piece, int fd) => piece.Array is not null && (piece.File is null || !CanSendFile(fd));
 
     private unsafe nint SendFile(int fd, FileBody file)
     {
@@ -439,11 +483,19 @@ internal sealed class SocketOutput : PipeWriter
         return _nonBlocking == 1;
     }
 
-    private void Sent(Piece piece, nint sent)
+    /// <summary>Moves past <paramref name="sent"/> bytes, which may end any number of pieces.</summary>
+    private void Sent(long sent)
     {
-        _offset += sent;
-        if (_offset == piece.Length)
+        while (sent > 0)
         {
+            var rest = _pieces[_index].Length - _offset;
+            if (sent < rest)
+            {
+                _offset += sent;
+                return;
+            }
+
+            sent -= rest;
             _index++;
             _offset = 0;
         }

@@ -132,6 +132,74 @@ public sealed class FastPathSocketOutputTests
         Assert.Equal(bytes, File.ReadAllBytes(path));
     }
 
+    [NativeFact("sendmsg(2) on a bare descriptor")]
+    public async Task BodiesFromMemory_GoGatheredWithTheirHeads_AndArriveWholeWhenTheSocketTakesPartOfThem()
+    {
+        // Bodies with no sealed copy go from their arrays, gathered with the buffers around them
+        // into one sendmsg(2). A small send buffer makes the socket take part of a gather at a
+        // time, ending anywhere: inside a head, inside a body, or at a boundary.
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
+        listener.Listen();
+        using var sender = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { SendBufferSize = 4096 };
+        await sender.ConnectAsync(listener.LocalEndPoint!);
+        using var receiver = await listener.AcceptAsync();
+        receiver.ReceiveBufferSize = 4096;
+        sender.Blocking = false;
+
+        var output = new SocketOutput((int)sender.Handle);
+        var expected = new MemoryStream();
+        var random = new Random(11);
+        for (var i = 0; i < 7; i++)
+        {
+            var head = Encoding.ASCII.GetBytes($"HTTP/1.1 200 OK\r\nContent-Length: {i}\r\n\r\n");
+            output.Append(head);
+            expected.Write(head);
+
+            // Bodies around the send buffer's size and well past it, and pairs with no buffer
+            // between them.
+            var body = Pattern(random.Next(1, 3 * 65_536), seed: 20 + i);
+            output.WriteBody(body, file: null);
+            expected.Write(body);
+            if (i % 3 == 0)
+            {
+                var next = Pattern(random.Next(1, 9_000), seed: 40 + i);
+                output.WriteBody(next, file: null);
+                expected.Write(next);
+            }
+        }
+
+        using var received = new MemoryStream();
+        var buffer = new byte[1500];
+        var rounds = 0;
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        while (true)
+        {
+            var progress = output.SendWithoutWaiting();
+            Assert.NotEqual(SocketOutput.Progress.Failed, progress);
+            rounds++;
+            if (progress == SocketOutput.Progress.Done)
+            {
+                break;
+            }
+
+            // Take a little at a time, so that the next send again finds room for part only.
+            received.Write(buffer, 0, await receiver.ReceiveAsync(buffer, timeout.Token));
+        }
+
+        sender.Shutdown(SocketShutdown.Send);
+        int read;
+        while ((read = await receiver.ReceiveAsync(buffer, timeout.Token)) > 0)
+        {
+            received.Write(buffer, 0, read);
+        }
+
+        Assert.True(rounds > 10, $"the socket took everything in {rounds} sends; the test needs partial ones");
+        Assert.Equal(expected.Length, received.Length);
+        Assert.True(expected.ToArray().AsSpan().SequenceEqual(received.ToArray()), "the bytes differ");
+        output.Complete();
+    }
+
     [NativeFact("cachestat(2) and private copies")]
     public async Task AFileOnDisk_GoesBySendfileFromItsPrivateCopyWhileCached_AndToKestrelWhenNot()
     {
