@@ -36,7 +36,8 @@ namespace Peregrine.Server.Tls;
 /// <param name="cleartextPools">
 /// For a cleartext server: its connections are sorted by HTTP/2's connection preface
 /// (prior-knowledge h2c gets Kestrel's default scheduling, anything else inline) rather than by a
-/// ClientHello, and take their memory from this pool (Kestrel's own).
+/// ClientHello; HTTP/1.1 connections take their memory from this pool (Kestrel's own), h2c ones
+/// from a pool of 32 KiB blocks, as HTTP/2 over TLS does.
 /// </param>
 /// <param name="fastPath">
 /// For a cleartext server on Linux with the fast path: its connections are read and answered by a
@@ -176,7 +177,11 @@ internal sealed class ClientHelloListener : IConnectionListener
         _cleartext = cleartext;
         EndPoint = socket.LocalEndPoint!;
         _inline = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: true, pools), logger);
-        _queued = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: false, pools), logger);
+
+        // Prior-knowledge h2c takes its memory in 32 KiB blocks on a cleartext server too, as
+        // HTTP/2 over TLS does: each stream's response pipe holds a 31 KB body in one block
+        // rather than eight of Kestrel's 4 KiB ones. HTTP/1.1 keeps Kestrel's pool.
+        _queued = new SocketConnectionContextFactory(ClientHelloTransportFactory.Options(inline: false, cleartext ? new LargeBlockMemoryPool.Factory() : pools), logger);
         if (cleartext && fastPath is { Answers: true } && PlatformParts.IsNative)
         {
             // The reactor accepts, on threads of its own; it hands on what it does not answer.

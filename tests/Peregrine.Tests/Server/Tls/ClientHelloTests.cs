@@ -184,6 +184,9 @@ public sealed class ClientHelloTests
             var read = await connection.Transport.Input.ReadAtLeastAsync(preface.Length).AsTask().WaitAsync(TimeSpan.FromSeconds(10));
             Assert.Equal(preface, read.Buffer.Slice(0, preface.Length).ToArray());
             Assert.IsNotType<EncryptedOutput>(connection.Transport.Output);
+
+            // HTTP/2's stream pipes take 32 KiB blocks, as over TLS.
+            Assert.Equal(LargeBlockMemoryPool.BlockSize, connection.Features.Get<IMemoryPoolFeature>()!.MemoryPool!.MaxBufferSize);
         }
 
         using var http11 = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
@@ -192,6 +195,9 @@ public sealed class ClientHelloTests
         await using var plain = await AcceptAsync(listener);
         Assert.Equal((1, 1), (listener.Http2Connections, listener.OtherConnections));
         Assert.IsNotType<EncryptedOutput>(plain.Transport.Output);
+
+        // HTTP/1.1 keeps the pool it was given.
+        Assert.Same(MemoryPool<byte>.Shared, plain.Features.Get<IMemoryPoolFeature>()!.MemoryPool);
     }
 
     [Fact]
