@@ -6,7 +6,7 @@ using System.Runtime.InteropServices;
 
 namespace Peregrine.Interop;
 
-/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2), epoll(7), accept4(2), malloc_trim(3) and mallopt(3), dlopen(3)'s look-up, madvise(2) and getauxval(3).</summary>
+/// <summary>The C library's calls that .NET does not wrap: inotify(7), leases, flock(2), copies in the kernel, stat(2), realpath(3), thread scheduling, sealed memory files, sendfile(2) and sendmsg(2), epoll(7), accept4(2), malloc_trim(3) and mallopt(3), dlopen(3)'s look-up, madvise(2) and getauxval(3).</summary>
 internal static partial class Libc
 {
     /// <summary>EAGAIN (EWOULDBLOCK) on Linux.</summary>
@@ -135,7 +135,8 @@ internal static partial class Libc
     public static partial int setpriority(int which, int who, int priority);
 
     // :: sealed memory files, memfd_create(2) with F_ADD_SEALS, and sends that copy nothing in
-    // user space: sendfile(2) from such a file, send(2) with MSG_MORE for the head before it.
+    // user space: sendfile(2) from such a file, send(2) with MSG_MORE for the head before it,
+    // and sendmsg(2), which gathers a head and the bodies sent from memory after it into one call.
 
     public const uint MemfdCloseOnExec = 1;
     public const uint MemfdAllowSealing = 2;
