@@ -105,6 +105,7 @@ using (settings)
         DehydratedData.Release();
         _ = SettledHeap.CollectOnceSettledAsync(
             app.Services.GetRequiredService<FileCatalog>(), app.Services.GetRequiredService<Compressor>(), lifetime.ApplicationStopping);
+        using var quietHeap = QuietHeap.Start();
 
         // Returns once SIGTERM or Ctrl+C has stopped the server: responses in flight have
         // finished, or the shutdown timeout has closed them.
