@@ -1,4 +1,5 @@
 using Peregrine.Compression;
+using Peregrine.Server.Tls;
 
 namespace Peregrine.Server.Hosting;
 
@@ -8,11 +9,11 @@ namespace Peregrine.Server.Hosting;
 /// gen 2 and pinned: stream and connection blocks dropped by their pools, buffers of closed
 /// connections. When the load stops nothing allocates, so no collection comes to take them, and
 /// the server stays at its peak for as long as it idles (bench/RESULTS.md, "Memory after HTTP/2
-/// load"). Every <see cref="Interval"/> this looks at how much the process has allocated: once
-/// at least <see cref="MinAllocatedBytes"/> since the last such collection, and less than
-/// <see cref="QuietBytes"/> in the last interval, the load is over and it collects
-/// (<see cref="Collect"/>). A server under steady load is never quiet and is left to the GC's own
-/// schedule; one that allocates nothing is never collected again.
+/// load" and "Memory after HTTP/2 load, given back"). Every <see cref="Interval"/> this looks at
+/// how much the process has allocated: once at least <see cref="MinAllocatedBytes"/> since the
+/// last such collection, and less than <see cref="QuietBytes"/> in the last interval, the load is
+/// over and it collects (<see cref="Collect"/>). A server under steady load is never quiet and is
+/// left to the GC's own schedule; one that allocates nothing is never collected again.
 /// </summary>
 /// <remarks>
 /// Only the server does this: in the library, the application owns its heap.
@@ -77,7 +78,8 @@ internal sealed class QuietHeap : IDisposable
     }
 
     /// <summary>
-    /// A full blocking collection, which frees the garbage (pinned blocks included: they are
+    /// The connection pools' free blocks let go (<see cref="LargeBlockMemoryPool.TrimAll"/>), then
+    /// a full blocking collection, which frees the garbage (pinned blocks included: they are
     /// swept, never moved); then, if what is left is at most <see cref="SettledHeap.MaxHeapBytes"/>,
     /// a compacting one in the GC's aggressive mode, which gives the emptied regions back to the
     /// system at once; then <c>malloc_trim</c>, for what closed connections released to the C
@@ -86,6 +88,7 @@ internal sealed class QuietHeap : IDisposable
     /// </summary>
     internal static void Collect()
     {
+        LargeBlockMemoryPool.TrimAll();
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Forced, blocking: true, compacting: false);
         if (GC.GetTotalMemory(forceFullCollection: false) <= SettledHeap.MaxHeapBytes)
         {

@@ -5,7 +5,7 @@ using Microsoft.AspNetCore.Connections;
 namespace Peregrine.Server.Tls;
 
 /// <summary>
-/// The memory of a TLS server's connections: pinned blocks of <see cref="BlockSize"/> bytes where
+/// The memory of TLS and h2c connections: pinned blocks of <see cref="BlockSize"/> bytes where
 /// Kestrel's own pool has 4 KiB ones. Every pipe of a connection takes its memory from its
 /// transport's pool: the socket's, TLS's decrypted input, and over HTTP/2 each stream's response
 /// pipe. With 4 KiB blocks a 31 KB response body filled eight blocks, each rented, walked and
@@ -16,7 +16,11 @@ namespace Peregrine.Server.Tls;
 /// <remarks>
 /// An idle connection holds no block: Kestrel waits for data with a zero-byte read before it
 /// rents one. At most <see cref="MaxRetained"/> free blocks are kept; a block returned beyond
-/// that is left to the GC, so a burst of connections costs memory only while it lasts.
+/// that is left to the GC, so a burst of connections costs memory only while it lasts. The blocks
+/// are pinned arrays, in the GC's pinned-object heap, which is never compacted: a few blocks kept
+/// free hold whole regions of it resident after a load. So when the server goes quiet after one,
+/// <see cref="TrimAll"/> lets every pool's free blocks go before the collection (QuietHeap), and
+/// the next load rents new ones (bench/RESULTS.md, "Memory after HTTP/2 load, given back").
 /// </remarks>
 internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
 {
@@ -26,8 +30,13 @@ internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
     /// <summary>Free blocks kept for reuse: 8 MiB.</summary>
     internal const int MaxRetained = 256;
 
+    // Every pool not yet disposed, for TrimAll: one a listener.
+    private static readonly ConcurrentDictionary<LargeBlockMemoryPool, byte> s_pools = new();
+
     private readonly ConcurrentQueue<Block> _free = new();
     private int _freeCount;
+
+    public LargeBlockMemoryPool() => s_pools.TryAdd(this, 0);
 
     public override int MaxBufferSize => BlockSize;
 
@@ -61,11 +70,26 @@ internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
 
     protected override void Dispose(bool disposing)
     {
+        s_pools.TryRemove(this, out _);
+        Trim();
+    }
+
+    /// <summary>Lets the free blocks go to the GC; blocks rented now come back as usual.</summary>
+    internal void Trim()
+    {
         while (_free.TryDequeue(out _))
         {
+            Interlocked.Decrement(ref _freeCount);
         }
+    }
 
-        _freeCount = 0;
+    /// <summary>Lets every pool's free blocks go to the GC.</summary>
+    internal static void TrimAll()
+    {
+        foreach (var pool in s_pools.Keys)
+        {
+            pool.Trim();
+        }
     }
 
     private sealed class Block(LargeBlockMemoryPool pool) : IMemoryOwner<byte>

@@ -69,4 +69,38 @@ public sealed class LargeBlockMemoryPoolTests
 
         Assert.Equal(LargeBlockMemoryPool.MaxRetained, pool.Retained);
     }
+
+    [Fact]
+    public void TrimAll_LetsEveryPoolsFreeBlocksGo_AndNewOnesAreRentedAfter()
+    {
+        using var a = new LargeBlockMemoryPool();
+        using var b = new LargeBlockMemoryPool();
+        var fromA = a.Rent();
+        fromA.Dispose();
+        var fromB = Enumerable.Range(0, 3).Select(_ => b.Rent()).ToList();
+        fromB.ForEach(block => block.Dispose());
+        Assert.Equal(1, a.Retained);
+        Assert.Equal(3, b.Retained);
+
+        LargeBlockMemoryPool.TrimAll();
+
+        Assert.Equal(0, a.Retained);
+        Assert.Equal(0, b.Retained);
+        using var again = a.Rent();
+        Assert.NotSame(fromA, again);
+    }
+
+    [Fact]
+    public void BlockRentedDuringATrim_ComesBackAsUsual()
+    {
+        using var pool = new LargeBlockMemoryPool();
+        var block = pool.Rent();
+
+        LargeBlockMemoryPool.TrimAll();
+        block.Dispose();
+
+        Assert.Equal(1, pool.Retained);
+        using var again = pool.Rent();
+        Assert.Same(block, again);
+    }
 }
