@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Collections.Concurrent;
+using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Connections;
 
 namespace Peregrine.Server.Tls;
@@ -30,13 +31,15 @@ internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
     /// <summary>Free blocks kept for reuse: 8 MiB.</summary>
     internal const int MaxRetained = 256;
 
-    // Every pool not yet disposed, for TrimAll: one a listener.
-    private static readonly ConcurrentDictionary<LargeBlockMemoryPool, byte> s_pools = new();
+    // Every pool not yet disposed or collected, for TrimAll: one a listener. Weak, so a pool no
+    // listener uses any more (a host built again, in tests) is not kept alive with its blocks.
+    private static readonly ConditionalWeakTable<LargeBlockMemoryPool, object> s_pools = new();
+    private static readonly object s_listed = new();
 
     private readonly ConcurrentQueue<Block> _free = new();
     private int _freeCount;
 
-    public LargeBlockMemoryPool() => s_pools.TryAdd(this, 0);
+    public LargeBlockMemoryPool() => s_pools.TryAdd(this, s_listed);
 
     public override int MaxBufferSize => BlockSize;
 
@@ -70,7 +73,7 @@ internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
 
     protected override void Dispose(bool disposing)
     {
-        s_pools.TryRemove(this, out _);
+        s_pools.Remove(this);
         Trim();
     }
 
@@ -86,7 +89,7 @@ internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
     /// <summary>Lets every pool's free blocks go to the GC.</summary>
     internal static void TrimAll()
     {
-        foreach (var pool in s_pools.Keys)
+        foreach (var (pool, _) in (IEnumerable<KeyValuePair<LargeBlockMemoryPool, object>>)s_pools)
         {
             pool.Trim();
         }
