@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Collections.Concurrent;
 using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Connections;
 
@@ -17,7 +16,11 @@ namespace Peregrine.Server.Tls;
 /// <remarks>
 /// An idle connection holds no block: Kestrel waits for data with a zero-byte read before it
 /// rents one. At most <see cref="MaxRetained"/> free blocks are kept; a block returned beyond
-/// that is left to the GC, so a burst of connections costs memory only while it lasts. The blocks
+/// that is left to the GC, so a burst of connections costs memory only while it lasts. The free
+/// blocks are a stack: the block rented is the one given back last, still in the CPU's cache from
+/// the copy that just read it, where a queue (Kestrel's pool is one) hands out the block given
+/// back longest ago, out of the cache under a load that cycles many (bench/RESULTS.md, "Free
+/// blocks last in, first out"). The blocks
 /// are pinned arrays, in the GC's pinned-object heap, which is never compacted: a few blocks kept
 /// free hold whole regions of it resident after a load. So when the server goes quiet after one,
 /// <see cref="TrimAll"/> lets every pool's free blocks go before the collection (QuietHeap), and
@@ -36,7 +39,9 @@ internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
     private static readonly ConditionalWeakTable<LargeBlockMemoryPool, object> s_pools = new();
     private static readonly object s_listed = new();
 
-    private readonly ConcurrentQueue<Block> _free = new();
+    // The free blocks, the last given back on top; guarded by _lock.
+    private readonly Block?[] _free = new Block?[MaxRetained];
+    private readonly Lock _lock = new();
     private int _freeCount;
 
     public LargeBlockMemoryPool() => s_pools.TryAdd(this, s_listed);
@@ -49,25 +54,34 @@ internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
     public override IMemoryOwner<byte> Rent(int minBufferSize = -1)
     {
         ArgumentOutOfRangeException.ThrowIfGreaterThan(minBufferSize, BlockSize);
-        if (_free.TryDequeue(out var block))
+        Block? block = null;
+        lock (_lock)
         {
-            Interlocked.Decrement(ref _freeCount);
-            block.Rented = true;
-            return block;
+            if (_freeCount > 0)
+            {
+                var top = --_freeCount;
+                block = _free[top];
+                _free[top] = null;
+            }
         }
 
-        return new Block(this);
+        if (block is null)
+        {
+            return new Block(this);
+        }
+
+        block.Rented = true;
+        return block;
     }
 
     private void Return(Block block)
     {
-        if (Interlocked.Increment(ref _freeCount) <= MaxRetained)
+        lock (_lock)
         {
-            _free.Enqueue(block);
-        }
-        else
-        {
-            Interlocked.Decrement(ref _freeCount);
+            if (_freeCount < MaxRetained)
+            {
+                _free[_freeCount++] = block;
+            }
         }
     }
 
@@ -80,9 +94,10 @@ internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
     /// <summary>Lets the free blocks go to the GC; blocks rented now come back as usual.</summary>
     internal void Trim()
     {
-        while (_free.TryDequeue(out _))
+        lock (_lock)
         {
-            Interlocked.Decrement(ref _freeCount);
+            Array.Clear(_free, 0, _freeCount);
+            _freeCount = 0;
         }
     }
 

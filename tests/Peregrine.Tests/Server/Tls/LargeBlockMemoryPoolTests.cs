@@ -42,6 +42,53 @@ public sealed class LargeBlockMemoryPoolTests
     }
 
     [Fact]
+    public void FreeBlocks_AreRentedLastReturnedFirst()
+    {
+        using var pool = new LargeBlockMemoryPool();
+        var first = pool.Rent();
+        var second = pool.Rent();
+        var third = pool.Rent();
+        first.Dispose();
+        second.Dispose();
+        third.Dispose();
+
+        using var a = pool.Rent();
+        using var b = pool.Rent();
+        using var c = pool.Rent();
+
+        Assert.Same(third, a);
+        Assert.Same(second, b);
+        Assert.Same(first, c);
+        Assert.Equal(0, pool.Retained);
+    }
+
+    [Fact]
+    public void ConcurrentRentsAndReturns_NeverHandOneBlockToTwoRenters()
+    {
+        using var pool = new LargeBlockMemoryPool();
+        var held = new System.Collections.Concurrent.ConcurrentDictionary<System.Buffers.IMemoryOwner<byte>, bool>(ReferenceEqualityComparer.Instance);
+        var failures = 0;
+
+        Parallel.For(0, 4, _ =>
+        {
+            for (var i = 0; i < 20_000; i++)
+            {
+                var block = pool.Rent();
+                if (!held.TryAdd(block, true))
+                {
+                    Interlocked.Increment(ref failures);
+                }
+
+                held.TryRemove(block, out var _);
+                block.Dispose();
+            }
+        });
+
+        Assert.Equal(0, failures);
+        Assert.InRange(pool.Retained, 1, LargeBlockMemoryPool.MaxRetained);
+    }
+
+    [Fact]
     public void BlockDisposedTwice_IsReturnedOnce()
     {
         using var pool = new LargeBlockMemoryPool();
