@@ -26,7 +26,7 @@ internal sealed class QuietHeap : IDisposable
     /// <summary>Allocation since the last collection that makes one worth its pause: about 5 times the AOT server's gen-0 budget.</summary>
     internal const long MinAllocatedBytes = 32L * 1024 * 1024;
 
-    /// <summary>At most this allocated in one <see cref="Interval"/> counts as quiet: an idle server, not one serving HTTP/2 or TLS requests.</summary>
+    /// <summary>At most this allocated in one <see cref="Interval"/> counts as quiet: the load that grew the heap has stopped or thinned out.</summary>
     internal const long QuietBytes = 1024 * 1024;
 
     private readonly Func<long> _allocated;

@@ -1,3 +1,5 @@
+using System.Buffers;
+using System.Collections.Concurrent;
 using Peregrine.Server.Tls;
 
 namespace Peregrine.Tests.Server.Tls;
@@ -66,7 +68,7 @@ public sealed class LargeBlockMemoryPoolTests
     public void ConcurrentRentsAndReturns_NeverHandOneBlockToTwoRenters()
     {
         using var pool = new LargeBlockMemoryPool();
-        var held = new System.Collections.Concurrent.ConcurrentDictionary<System.Buffers.IMemoryOwner<byte>, bool>(ReferenceEqualityComparer.Instance);
+        var held = new ConcurrentDictionary<IMemoryOwner<byte>, bool>(ReferenceEqualityComparer.Instance);
         var failures = 0;
 
         Parallel.For(0, 4, _ =>
