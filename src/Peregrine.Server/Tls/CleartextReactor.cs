@@ -161,6 +161,13 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
 
         /// <summary>EPOLLOUT is asked for: since the first response that did not fit.</summary>
         public bool Writable;
+
+        /// <summary>
+        /// Waiting for a body's pages to be read into the page cache (Http1FastPath.Outcome.Warm):
+        /// the bytes read from the request on, answered when the loop resumes the connection.
+        /// Nothing more is read meanwhile; <see cref="Unread"/> and <see cref="Ended"/> say what epoll reported.
+        /// </summary>
+        public byte[]? Parked;
     }
 
     private sealed class Loop
@@ -172,6 +179,12 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         private readonly ConnectionTable _connections = new();
         private readonly byte[] _buffer = GC.AllocateUninitializedArray<byte>(ReadSize, pinned: true);
         private readonly byte* _read;
+
+        // Connections whose bodies' pages are in, for the loop to resume: queued by the pool's
+        // threads, which then wake the loop through _wake; closed with it under _wakeLock.
+        private readonly System.Collections.Concurrent.ConcurrentQueue<Connection> _warmed = new();
+        private readonly Lock _wakeLock = new();
+        private bool _wakeClosed;
         private volatile bool _stopping;
         private long _now;
         private long _nextSweep;
@@ -208,11 +221,22 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         public void Stop()
         {
             _stopping = true;
-            ulong one = 1;
-            Libc.write(_wake, (byte*)&one, sizeof(ulong));
+            Wake();
         }
 
-        /// <summary>Waits for the thread, then closes the epoll set and the wake-up descriptor (only then: Stop writes to it).</summary>
+        private void Wake()
+        {
+            lock (_wakeLock)
+            {
+                if (!_wakeClosed)
+                {
+                    ulong one = 1;
+                    Libc.write(_wake, (byte*)&one, sizeof(ulong));
+                }
+            }
+        }
+
+        /// <summary>Waits for the thread, then closes the epoll set and the wake-up descriptor (only then: Stop, and warm-ups that end late, write to it).</summary>
         public void Join()
         {
             if (_thread.ThreadState != ThreadState.Unstarted)
@@ -221,7 +245,11 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             }
 
             Libc.close(_epoll);
-            Libc.close(_wake);
+            lock (_wakeLock)
+            {
+                _wakeClosed = true;
+                Libc.close(_wake);
+            }
         }
 
         private bool Add(int fd, uint events) => Control(Libc.EpollAdd, fd, events);
@@ -262,6 +290,27 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                         if (fd == _owner._listen)
                         {
                             Accept();
+                        }
+                        else if (fd == _wake)
+                        {
+                            // Resets the counter (Stop wakes it too).
+                            ulong counter;
+                            Libc.read(_wake, (byte*)&counter, sizeof(ulong));
+                            while (!_stopping && _warmed.TryDequeue(out var warmed))
+                            {
+                                try
+                                {
+                                    Resume(warmed);
+                                }
+                                catch (Exception ex)
+                                {
+                                    ConnectionFailed(_owner._logger, ex);
+                                    if (ReferenceEquals(_connections[warmed.Fd], warmed))
+                                    {
+                                        Close(warmed);
+                                    }
+                                }
+                            }
                         }
                         else if (_connections[fd] is { } connection)
                         {
@@ -366,6 +415,14 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         private void Ready(Connection connection, uint events)
         {
             var ended = (events & Libc.EpollEnded) != 0;
+            if (connection.Parked is not null)
+            {
+                // Read once its body's pages are in (Resume).
+                connection.Unread |= (events & (Libc.EpollIn | Libc.EpollEnded)) != 0;
+                connection.Ended |= ended;
+                return;
+            }
+
             if (!connection.Sending)
             {
                 if ((events & (Libc.EpollIn | Libc.EpollEnded)) != 0)
@@ -417,10 +474,9 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         /// read does not mean drained: the end itself is still to be read, and no later event
         /// would say so.
         /// </summary>
-        private void Serve(Connection connection, bool ended)
+        private void Serve(Connection connection, bool ended, int kept = 0)
         {
             connection.LastActive = _now;
-            var kept = 0;
             while (true)
             {
                 var got = Libc.recv(connection.Fd, _read + kept, (nuint)(ReadSize - kept), 0);
@@ -475,7 +531,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     }
                 }
 
-                if (!Answer(connection, filled, ended, out kept))
+                if (!Answer(connection, filled, ended, warmed: false, out kept))
                 {
                     return;
                 }
@@ -507,14 +563,15 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         /// moved to the start of the read buffer; false when the connection was closed or handed
         /// on, or waits for room in the socket for the rest of a response.
         /// </summary>
-        private bool Answer(Connection connection, int filled, bool ended, out int kept)
+        private bool Answer(Connection connection, int filled, bool ended, bool warmed, out int kept)
         {
             kept = 0;
             var start = 0;
             while (true)
             {
                 var input = new ReadOnlySequence<byte>(_buffer, start, filled - start);
-                var outcome = _owner._fastPath.Answer(ref input, connection.Output, ref connection.First, out var rewritten, out var rewrittenLength);
+                var outcome = _owner._fastPath.Answer(ref input, connection.Output, ref connection.First, warmed, out var rewritten, out var rewrittenLength, out var cold);
+                warmed = false;
                 var at = filled - (int)input.Length;
                 var progress = connection.Output.SendWithoutWaiting(closing: outcome == Http1FastPath.Outcome.Close);
                 if (progress == SocketOutput.Progress.Failed)
@@ -561,6 +618,20 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                         HandOn(connection, prefix, pending, closing: false, kestrels: true);
                         return false;
 
+                    case Http1FastPath.Outcome.Warm:
+                        if (pending)
+                        {
+                            // Rare: answers before it still wait for room. Kestrel's transport
+                            // takes the connection, and the fast path there waits for the pages.
+                            HandOn(connection, _buffer.AsSpan(at, filled - at).ToArray(), pending: true, closing: false);
+                        }
+                        else
+                        {
+                            Park(connection, _buffer.AsSpan(at, filled - at).ToArray(), cold!, unread: filled == ReadSize || ended, ended);
+                        }
+
+                        return false;
+
                     case Http1FastPath.Outcome.Flush:
                         // More requests wait in this read: answer them once these have gone.
                         if (pending)
@@ -597,6 +668,77 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
 
                         return true;
                 }
+            }
+        }
+
+        /// <summary>
+        /// Holds the connection, unread, while a thread of the pool reads <paramref name="cold"/>'s
+        /// pages into the page cache: sendfile would otherwise wait for the disk on this loop's
+        /// thread, and handed to Kestrel, the connection would be Kestrel's for the rest of its
+        /// life, a copy through its pipe for every large body (docs/performance.md, "Cleartext
+        /// bodies by sendfile"). The loop answers <paramref name="rest"/> once the read is done.
+        /// </summary>
+        private void Park(Connection connection, byte[] rest, FileBody cold, bool unread, bool ended)
+        {
+            connection.Parked = rest;
+            connection.Unread = unread;
+            connection.Ended = ended;
+
+            // Resumed whatever came of the read: the fast path asks the page cache again.
+            cold.WarmAsync().ContinueWith(
+                static (_, state) =>
+                {
+                    var (loop, parked) = ((Loop, Connection))state!;
+                    loop._warmed.Enqueue(parked);
+                    loop.Wake();
+                },
+                (this, connection),
+                CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously,
+                TaskScheduler.Default);
+        }
+
+        /// <summary>Answers what a parked connection had read, now that its body's pages are in (or handed on, should they not all be), and reads on.</summary>
+        private void Resume(Connection connection)
+        {
+            if (connection.Parked is not { } rest || !ReferenceEquals(_connections[connection.Fd], connection))
+            {
+                // Closed meanwhile (the server stopping, say).
+                return;
+            }
+
+            connection.Parked = null;
+            connection.LastActive = _now;
+            rest.CopyTo(_buffer, 0);
+            var unread = connection.Unread;
+            var ended = connection.Ended;
+            connection.Unread = false;
+            connection.Ended = false;
+            if (!Answer(connection, rest.Length, ended, warmed: true, out var kept))
+            {
+                // Parked again, or waiting for room in the socket: input epoll reported while it
+                // was parked is still unread, and no later edge would say so.
+                if (ReferenceEquals(_connections[connection.Fd], connection))
+                {
+                    connection.Unread |= unread;
+                }
+
+                return;
+            }
+
+            if (unread)
+            {
+                // More came meanwhile, or a full read left more in the socket.
+                Serve(connection, ended, kept);
+            }
+            else if (kept != 0)
+            {
+                // A head begun and not finished: Kestrel's, under its headers timeout.
+                HandOnHead(connection, kept);
+            }
+            else if (ended)
+            {
+                Close(connection);
             }
         }
 
@@ -728,6 +870,12 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             {
                 if (connection is null)
                 {
+                    continue;
+                }
+
+                if (connection.Parked is not null)
+                {
+                    // Waiting for the disk, as Kestrel's read of the file would.
                     continue;
                 }
 

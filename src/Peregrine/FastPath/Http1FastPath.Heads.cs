@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using Peregrine.Transport;
 
 namespace Peregrine.FastPath;
 
@@ -14,6 +15,14 @@ internal sealed partial class Http1FastPath
 
         /// <summary><see cref="FlushThreshold"/> bytes of responses wait: flush before answering more.</summary>
         Flush,
+
+        /// <summary>
+        /// The next request is the fast path's once its body's private copy is all in the page
+        /// cache: the caller flushes what was answered, waits for the copy's pages
+        /// (<see cref="FileBody.WarmAsync"/>), then calls again with <c>warmed</c> set, and the
+        /// request is answered, or handed on if the pages are still not all in.
+        /// </summary>
+        Warm,
     }
 
     /// <summary>
@@ -21,12 +30,16 @@ internal sealed partial class Http1FastPath
     /// the first one not answered. While <paramref name="first"/> (no request on the connection
     /// answered yet), a head not answered goes past <see cref="KestrelFront"/> first: on a
     /// hand-off <paramref name="rewritten"/> may then hold the head Kestrel is to read instead of
-    /// the first <paramref name="rewrittenLength"/> bytes.
+    /// the first <paramref name="rewrittenLength"/> bytes. <see cref="Outcome.Warm"/> leaves in
+    /// <paramref name="cold"/> the copy to wait for; <paramref name="warmed"/> says the first
+    /// request was waited for once already, and is then answered or handed on.
     /// </summary>
-    private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output, bool https, ref bool first, out byte[]? rewritten, out int rewrittenLength)
+    private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output, bool https, ref bool first, bool warmed, out byte[]? rewritten, out int rewrittenLength, out FileBody? cold)
     {
         rewritten = null;
         rewrittenLength = 0;
+        cold = null;
+        var mayWarm = !warmed;
         var limits = _headLimits;
         long written = 0;
         while (!buffer.IsEmpty)
@@ -54,8 +67,13 @@ internal sealed partial class Http1FastPath
                     return framing == HeadFraming.Incomplete ? Outcome.NeedMore : Outcome.HandOff;
                 }
 
-                if (!_serves || !request.IsAnswerable || !TryRespond(request, output, https, out var close, out var bytes))
+                if (!_serves || !request.IsAnswerable || !TryRespond(request, output, https, mayWarm, out var close, out var bytes, out cold))
                 {
+                    if (cold is not null)
+                    {
+                        return Outcome.Warm;
+                    }
+
                     switch (first ? KestrelFront.Decide(head[..length], out rewritten) : FrontAction.None)
                     {
                         case FrontAction.RefuseConnect:
@@ -71,6 +89,7 @@ internal sealed partial class Http1FastPath
                 }
 
                 first = false;
+                mayWarm = true;
 
                 buffer = buffer.Slice(length);
                 if (close)

@@ -21,8 +21,8 @@ internal sealed partial class Http1FastPath
     /// Answers the complete requests in <paramref name="buffer"/>, as a connection's loop does
     /// (<see cref="Process"/>), into <paramref name="output"/>, which the caller sends.
     /// </summary>
-    internal Outcome Answer(ref ReadOnlySequence<byte> buffer, SocketOutput output, ref bool first, out byte[]? rewritten, out int rewrittenLength)
-        => Process(ref buffer, output, https: false, ref first, out rewritten, out rewrittenLength);
+    internal Outcome Answer(ref ReadOnlySequence<byte> buffer, SocketOutput output, ref bool first, bool warmed, out byte[]? rewritten, out int rewrittenLength, out FileBody? cold)
+        => Process(ref buffer, output, https: false, ref first, warmed, out rewritten, out rewrittenLength, out cold);
 }
 
 /// <summary>

@@ -23,10 +23,17 @@ internal sealed partial class Http1FastPath
     private const int MaxAcceptEncodingChars = 512;
     private const int MaxIfNoneMatchChars = 1024;
 
-    private bool TryRespond(in RequestHead request, PipeWriter output, bool https, out bool close, out long written)
+    /// <remarks>
+    /// <paramref name="cold"/> is set, and false returned, when the response is the fast path's
+    /// but for its body's private copy, some of whose pages are not cached, and
+    /// <paramref name="mayWarm"/> lets the caller wait for them (<see cref="FileBody.WarmAsync"/>)
+    /// and ask again; otherwise such a request is handed on.
+    /// </remarks>
+    private bool TryRespond(in RequestHead request, PipeWriter output, bool https, bool mayWarm, out bool close, out long written, out FileBody? cold)
     {
         close = false;
         written = 0;
+        cold = null;
         var started = _metrics.RequestStarted();
         var snapshot = _catalog.Current;
         if (snapshot is null || (request.HasOrigin && _headers.DependsOnOrigin) || request.Path.Length > MaxPathChars)
@@ -78,8 +85,14 @@ internal sealed partial class Http1FastPath
             // Only while every page is cached: sendfile would otherwise wait on the disk with
             // the connection's thread, and Kestrel's read does not.
             diskCopy = blocks.DiskCopy(representation.PhysicalPath!, representation.Length, ReferenceEquals(representation, entry.Identity) ? entry.LastWriteTicks : null);
-            if (diskCopy is null || !diskCopy.IsResident())
+            if (diskCopy is null)
             {
+                return false;
+            }
+
+            if (!diskCopy.IsResident())
+            {
+                cold = mayWarm ? diskCopy : null;
                 return false;
             }
         }

@@ -173,6 +173,10 @@ internal sealed partial class Http1FastPath
         var first = carry?.First ?? true;
         byte[]? rewritten;
         int rewrittenLength;
+        FileBody? cold;
+
+        // The request at the start of the next read was waited for (Outcome.Warm) once already.
+        var warmed = false;
         try
         {
             if (carry is not null && (carry.Closing || carry.Kestrels || output.UnflushedBytes != 0))
@@ -230,7 +234,8 @@ internal sealed partial class Http1FastPath
                 Outcome outcome;
                 if (stash is null)
                 {
-                    outcome = Process(ref buffer, output, https, ref first, out rewritten, out rewrittenLength);
+                    outcome = Process(ref buffer, output, https, ref first, warmed, out rewritten, out rewrittenLength, out cold);
+                    warmed = false;
                 }
                 else
                 {
@@ -245,7 +250,9 @@ internal sealed partial class Http1FastPath
 
                     buffer.Slice(0, take).CopyTo(stash.AsSpan(stashed));
                     var work = new ReadOnlySequence<byte>(stash, 0, stashed + take);
-                    outcome = Process(ref work, output, https, ref first, out rewritten, out rewrittenLength);
+                    // (A head that came in pieces is not waited for: should its body be cold, it
+                    // is handed on.)
+                    outcome = Process(ref work, output, https, ref first, warmed: true, out rewritten, out rewrittenLength, out cold);
                     var done = stashed + take - (int)work.Length;
                     if (done == 0)
                     {
@@ -326,6 +333,29 @@ internal sealed partial class Http1FastPath
 
                     await next(connection);
                     return;
+                }
+
+                if (outcome == Outcome.Warm)
+                {
+                    // The answered requests are consumed and sent; the next is read again once its
+                    // body's pages are in the page cache, read by a thread of the pool, so that
+                    // this connection stays the fast path's.
+                    input.AdvanceTo(buffer.Start);
+                    var sent = await FlushAsync(output, watched);
+                    if (sent.IsCanceled)
+                    {
+                        AbortStalled(connection);
+                        return;
+                    }
+
+                    if (sent.IsCompleted)
+                    {
+                        return;
+                    }
+
+                    await cold!.WarmAsync();
+                    warmed = true;
+                    continue;
                 }
 
                 var flush = await FlushAsync(output, watched);

@@ -22,8 +22,14 @@ internal sealed class FileBody : SafeHandle
     internal const int MaxCopies = 1024;
     internal const long MaxBytes = 256L * 1024 * 1024;
 
+    // Bytes read at a time to bring a copy's pages back into the page cache (WarmAsync).
+    private const int WarmChunk = 256 * 1024;
+
     private static int s_copies;
     private static long s_bytes;
+
+    private readonly Lock _warmLock = new();
+    private Task? _warming;
 
     private FileBody()
         : base(invalidHandleValue: -1, ownsHandle: true)
@@ -102,6 +108,72 @@ internal sealed class FileBody : SafeHandle
         }
         finally
         {
+            if (added)
+            {
+                DangerousRelease();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Reads the file's pages into the page cache on a thread of the pool, which waits for the
+    /// disk in the connection's stead: the connection that found the copy not resident
+    /// (<see cref="IsResident"/>) waits for this, then sends it by sendfile as before, rather than
+    /// going to Kestrel for the rest of its life (docs/performance.md, "Cleartext bodies by
+    /// sendfile"). Requests that find the copy cold meanwhile wait for the same read. Whether every
+    /// page is in afterwards is for the caller to ask again: under memory pressure it may not be.
+    /// </summary>
+    public Task WarmAsync()
+    {
+        lock (_warmLock)
+        {
+            if (_warming is not { IsCompleted: false } warming)
+            {
+                warming = _warming = Task.Factory.StartNew(static state => ((FileBody)state!).Warm(), this, CancellationToken.None, TaskCreationOptions.DenyChildAttach, TaskScheduler.Default);
+            }
+
+            return warming;
+        }
+    }
+
+    // The file read through, in chunks, into one scratch buffer: each page is read from the disk
+    // unless cached, and read as Kestrel's stream reads it, so that the page cache keeps it as
+    // it keeps a page read through the file (a shared mapping populated at once, MAP_POPULATE,
+    // read the pages without a copy, but measured, the page cache then let them go again within
+    // seconds). A failure leaves the pages as they were.
+    private unsafe void Warm()
+    {
+        var added = false;
+        var buffer = System.Buffers.ArrayPool<byte>.Shared.Rent(WarmChunk);
+        try
+        {
+            DangerousAddRef(ref added);
+            fixed (byte* start = buffer)
+            {
+                for (long offset = 0; offset < Length;)
+                {
+                    var read = Libc.pread((int)handle, start, (nuint)Math.Min(WarmChunk, Length - offset), offset);
+                    if (read < 0 && Marshal.GetLastPInvokeError() == Libc.Interrupted)
+                    {
+                        continue;
+                    }
+
+                    if (read <= 0)
+                    {
+                        return;
+                    }
+
+                    offset += read;
+                }
+            }
+        }
+        catch (ObjectDisposedException)
+        {
+            // Closed with its representation meanwhile: nothing to warm.
+        }
+        finally
+        {
+            System.Buffers.ArrayPool<byte>.Shared.Return(buffer);
             if (added)
             {
                 DangerousRelease();

@@ -3,6 +3,8 @@ using System.Net;
 using System.Net.Sockets;
 using System.Text;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 using Peregrine.Tests.Platform;
 
@@ -316,6 +318,42 @@ public sealed class CleartextReactorTests
         Assert.Equal(end + 4 + huge.Length, received.Length);
     }
 
+    /// <summary>
+    /// A body streamed from its private copy whose pages left the page cache: the connection
+    /// waits while they are read back off the reactor's thread, then the reactor sends it, and the
+    /// requests behind it, by sendfile; the connection never goes to Kestrel, which would have
+    /// kept it for its life.
+    /// </summary>
+    [NativeFact("the cleartext reactor (epoll), cachestat(2) and private copies")]
+    public async Task BodyWhosePagesLeftTheCache_IsSentByTheReactorOnceTheyAreReadBack()
+    {
+        await using var server = await ServerAsync(fromDisk: true);
+        var catalog = server.Host.Services.GetRequiredService<FileCatalog>();
+        Assert.True(catalog.Current!.TryFind("/large.bin", out var entry));
+        Assert.Null(entry.Identity.Content);
+        var copy = entry.Identity.PhysicalPath!;
+        Assert.True(catalog.HoldsCopy(copy), "large.bin is streamed from a private copy");
+        using var client = await ConnectAsync(server.Host);
+        await client.SendAsync("GET /large.bin HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        var first = await ReadResponseAsync(client, s_large.Length);
+
+        PageCache.Evict(copy);
+        await client.SendAsync("GET /large.bin HTTP/1.1\r\nHost: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        await Task.Delay(100);
+        await client.SendAsync("GET /large.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"u8.ToArray());
+        var rest = await ReadAllAsync(client);
+
+        Assert.Equal(first.Length, AssertResponse(first, 0, s_large));
+        var at = 0;
+        foreach (var expected in (byte[][])[s_large, "hello"u8.ToArray(), s_large])
+        {
+            at = AssertResponse(rest, at, expected);
+        }
+
+        Assert.Equal(rest.Length, at);
+        Assert.False(server.Transport.TakeHandedOff(LocalPort(client)));
+    }
+
     [NativeFact("the cleartext reactor (epoll)")]
     public async Task Stopping_ClosesTheIdleConnectionsTheReactorHolds()
     {
@@ -331,7 +369,8 @@ public sealed class CleartextReactorTests
         Assert.Equal(0, await client.ReceiveAsync(new byte[16]).WaitAsync(TimeSpan.FromSeconds(5)));
     }
 
-    private static async Task<Server> ServerAsync(TimeSpan? keepAlive = null, TimeSpan? headers = null, Action<KestrelServerLimits>? limits = null)
+    /// <param name="fromDisk">Files over 64 KiB streamed from their private copies (watching on), rather than all held in memory.</param>
+    private static async Task<Server> ServerAsync(TimeSpan? keepAlive = null, TimeSpan? headers = null, Action<KestrelServerLimits>? limits = null, bool fromDisk = false)
     {
         var tree = new TempTree();
         tree.Write("a.txt", "hello");
@@ -343,6 +382,12 @@ public sealed class CleartextReactorTests
             tree.Root,
             options =>
             {
+                if (fromDisk)
+                {
+                    options.MaxCachedFileSize = 64 << 10;
+                    return;
+                }
+
                 options.Watch.Enabled = false;
 
                 // huge.bin held in memory too, so the fast path answers it (by sendfile from its sealed copy).
