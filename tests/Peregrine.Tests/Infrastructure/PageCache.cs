@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Peregrine.Interop;
 
 namespace Peregrine.Tests.Infrastructure;
 
@@ -36,26 +37,9 @@ public static class PageCache
     public static bool Holds(string path)
     {
         using var handle = File.OpenHandle(path);
-        var range = new CachestatRange { Length = (ulong)RandomAccess.GetLength(handle) };
+        var range = new Libc.CachestatRange { Length = (ulong)RandomAccess.GetLength(handle) };
         Assert.Equal(0, cachestat(451, (int)handle.DangerousGetHandle(), ref range, out var stat, 0));
         return stat.Cached * (ulong)Environment.SystemPageSize >= range.Length;
-    }
-
-    [StructLayout(LayoutKind.Sequential)]
-    private struct CachestatRange
-    {
-        public ulong Offset;
-        public ulong Length;
-    }
-
-    [StructLayout(LayoutKind.Sequential)]
-    private struct CachestatResult
-    {
-        public ulong Cached;
-        public ulong Dirty;
-        public ulong Writeback;
-        public ulong Evicted;
-        public ulong RecentlyEvicted;
     }
 
     [DllImport("libc")]
@@ -65,5 +49,5 @@ public static class PageCache
     private static extern int posix_fadvise(int fd, long offset, long length, int advice);
 
     [DllImport("libc", EntryPoint = "syscall")]
-    private static extern int cachestat(nint number, int fd, ref CachestatRange range, out CachestatResult stat, uint flags);
+    private static extern int cachestat(nint number, int fd, ref Libc.CachestatRange range, out Libc.Cachestat stat, uint flags);
 }
