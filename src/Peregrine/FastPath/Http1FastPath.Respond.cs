@@ -83,7 +83,8 @@ internal sealed partial class Http1FastPath
         if (content is null && !notModified && !request.IsHead)
         {
             // Only while every page is cached: sendfile would otherwise wait on the disk with
-            // the connection's thread, and Kestrel's read does not.
+            // the connection's thread. The caller may wait for a thread of the pool to read the
+            // pages back (Outcome.Warm) and ask again; Kestrel's read, if not, does not wait there.
             diskCopy = blocks.DiskCopy(representation.PhysicalPath!, representation.Length, ReferenceEquals(representation, entry.Identity) ? entry.LastWriteTicks : null);
             if (diskCopy is null)
             {

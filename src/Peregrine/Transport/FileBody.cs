@@ -136,11 +136,11 @@ internal sealed class FileBody : SafeHandle
         }
     }
 
-    // The file read through, in chunks, into one scratch buffer: each page is read from the disk
-    // unless cached, and read as Kestrel's stream reads it, so that the page cache keeps it as
-    // it keeps a page read through the file (a shared mapping populated at once, MAP_POPULATE,
-    // read the pages without a copy, but measured, the page cache then let them go again within
-    // seconds). A failure leaves the pages as they were.
+    // The file read through, in chunks, into one scratch buffer, as the middleware's sender reads
+    // a file: each page comes from the disk unless cached. A shared mapping populated at once
+    // (MAP_POPULATE) reads the pages without a copy, but measured, the page cache dropped pages
+    // brought in that way sooner than pages read through the file (bench/RESULTS.md, "Cold
+    // private copies"). A failure leaves the pages as they were.
     private unsafe void Warm()
     {
         var added = false;
