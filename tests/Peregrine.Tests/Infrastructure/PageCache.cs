@@ -28,7 +28,7 @@ public static class PageCache
                 return;
             }
 
-            Assert.True(Environment.TickCount64 < deadline, $"{path} stayed in the page cache");
+            Assert.True(Environment.TickCount64 < deadline, $"{path} stayed in the page cache ({Describe(path)})");
             Thread.Sleep(10);
         }
     }
@@ -40,6 +40,14 @@ public static class PageCache
         var range = new Libc.CachestatRange { Length = (ulong)RandomAccess.GetLength(handle) };
         Assert.Equal(0, cachestat(451, (int)handle.DangerousGetHandle(), ref range, out var stat, 0));
         return stat.Cached * (ulong)Environment.SystemPageSize >= range.Length;
+    }
+
+    private static string Describe(string path)
+    {
+        using var handle = File.OpenHandle(path);
+        var range = new Libc.CachestatRange { Length = (ulong)RandomAccess.GetLength(handle) };
+        cachestat(451, (int)handle.DangerousGetHandle(), ref range, out var stat, 0);
+        return $"{range.Length} bytes; pages cached {stat.Cached}, dirty {stat.Dirty}, under writeback {stat.Writeback}";
     }
 
     [DllImport("libc")]
