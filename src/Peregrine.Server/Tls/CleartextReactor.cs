@@ -618,6 +618,12 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                         HandOn(connection, prefix, pending, closing: false, kestrels: true);
                         return false;
 
+                    case Http1FastPath.Outcome.Lend:
+                        // Kestrel answers the next head, and the fast path the connection after
+                        // it, on Kestrel's transport: the head waits there, unread.
+                        HandOn(connection, _buffer.AsSpan(at, filled - at).ToArray(), pending, closing: false);
+                        return false;
+
                     case Http1FastPath.Outcome.Warm:
                         if (pending)
                         {

@@ -23,6 +23,15 @@ internal sealed partial class Http1FastPath
         /// request is answered, or handed on if the pages are still not all in.
         /// </summary>
         Warm,
+
+        /// <summary>
+        /// The next request is Kestrel's to answer, and the connection the fast path's after it:
+        /// a head Kestrel frames as the fast path does, asking for no body, no upgrade and no
+        /// close (<see cref="RequestHead.IsLendable"/>). The buffer is left at its start, and
+        /// its length is given (<c>rewrittenLength</c>, with nothing rewritten); the caller lends
+        /// it to Kestrel (<see cref="KestrelLease"/>) and reads on once Kestrel has answered.
+        /// </summary>
+        Lend,
     }
 
     /// <summary>
@@ -33,6 +42,7 @@ internal sealed partial class Http1FastPath
     /// the first <paramref name="rewrittenLength"/> bytes. <see cref="Outcome.Warm"/> leaves in
     /// <paramref name="cold"/> the copy to wait for; <paramref name="warmed"/> says the first
     /// request was waited for once already, and is then answered or handed on.
+    /// <see cref="Outcome.Lend"/> leaves the lent head's length in <paramref name="rewrittenLength"/>.
     /// </summary>
     private Outcome Process(ref ReadOnlySequence<byte> buffer, PipeWriter output, bool https, ref bool first, bool warmed, out byte[]? rewritten, out int rewrittenLength, out FileBody? cold)
     {
@@ -84,6 +94,14 @@ internal sealed partial class Http1FastPath
                             rewrittenLength = length;
                             return Outcome.HandOff;
                         default:
+                            // Lent only where Kestrel would read a next head: HTTP/1.1 unless it
+                            // says close, HTTP/1.0 only when it says keep-alive (RFC 9112 §9.3).
+                            if (_serves && request.IsLendable && !request.Close && (!request.Http10 || request.KeepAlive))
+                            {
+                                rewrittenLength = length;
+                                return Outcome.Lend;
+                            }
+
                             return Outcome.HandOff;
                     }
                 }

@@ -177,6 +177,9 @@ internal sealed partial class Http1FastPath
 
         // The request at the start of the next read was waited for (Outcome.Warm) once already.
         var warmed = false;
+
+        // Kestrel's connection for the requests lent to it (Outcome.Lend), from the first.
+        KestrelLease? lease = null;
         try
         {
             if (carry is not null && (carry.Closing || carry.Kestrels || output.UnflushedBytes != 0))
@@ -202,6 +205,8 @@ internal sealed partial class Http1FastPath
                     await next(connection);
                     return;
                 }
+
+                // A head the reactor would lend waits in the input: it is lent from here.
             }
 
             while (true)
@@ -264,6 +269,26 @@ internal sealed partial class Http1FastPath
                             return;
                         }
 
+                        if (outcome == Outcome.Lend)
+                        {
+                            // Kestrel's to answer, the copy and the head's rest in the pipe; the
+                            // pipe after the head is read on once Kestrel has answered.
+                            var lent = work.Slice(0, rewrittenLength).ToArray();
+                            var consumed = buffer.GetPosition(rewrittenLength - stashed);
+                            input.AdvanceTo(consumed, consumed);
+                            stash = null;
+                            stashed = 0;
+                            first = false;
+                            lease ??= new KestrelLease(connection, output, next, _keepAliveTimeout);
+                            if (!await LendAsync(connection, output, watched, lease, lent))
+                            {
+                                return;
+                            }
+
+                            headStarted = 0;
+                            continue;
+                        }
+
                         if (outcome == Outcome.HandOff)
                         {
                             // Kestrel's after all: it reads the copy, then the pipe from here.
@@ -279,8 +304,7 @@ internal sealed partial class Http1FastPath
 
                             input.AdvanceTo(consumed, consumed);
                             watched.Dispose();
-                            connection.Transport = new PrefixedTransport(prefix, connection.Transport);
-                            await next(connection);
+                            await HandOnAsync(connection, next, lease, prefix);
                             return;
                         }
 
@@ -326,13 +350,26 @@ internal sealed partial class Http1FastPath
                     }
 
                     watched.Dispose();
-                    if (rewritten is not null)
+                    await HandOnAsync(connection, next, lease, rewritten);
+                    return;
+                }
+
+                if (outcome == Outcome.Lend)
+                {
+                    // Kestrel answers this one, after what was answered before it; the connection
+                    // is read on from the end of its head once it has.
+                    var lent = buffer.Slice(0, rewrittenLength).ToArray();
+                    var consumed = buffer.GetPosition(rewrittenLength);
+                    input.AdvanceTo(consumed, consumed);
+                    first = false;
+                    lease ??= new KestrelLease(connection, output, next, _keepAliveTimeout);
+                    if (!await LendAsync(connection, output, watched, lease, lent))
                     {
-                        connection.Transport = new PrefixedTransport(rewritten, connection.Transport);
+                        return;
                     }
 
-                    await next(connection);
-                    return;
+                    headStarted = 0;
+                    continue;
                 }
 
                 if (outcome == Outcome.Warm)
@@ -411,5 +448,66 @@ internal sealed partial class Http1FastPath
             // The client reset the connection (ConnectionResetException is an IOException):
             // there is no one left to answer.
         }
+        finally
+        {
+            if (lease is not null)
+            {
+                // Kestrel's connection, waiting for a next request, ends.
+                await lease.EndAsync();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Lends <paramref name="head"/> to Kestrel once what was answered before it has gone, under
+    /// the send deadline of any flush. True once Kestrel has answered it and the connection is
+    /// the fast path's again; false when the connection is over (Kestrel closed it, or the client
+    /// stopped reading or left).
+    /// </summary>
+    private async ValueTask<bool> LendAsync(ConnectionContext connection, PipeWriter output, FastPathHeartbeat.Watched watched, KestrelLease lease, byte[] head)
+    {
+        var sent = await FlushAsync(output, watched);
+        if (sent.IsCanceled)
+        {
+            AbortStalled(connection);
+            return false;
+        }
+
+        if (sent.IsCompleted)
+        {
+            return false;
+        }
+
+        // Kestrel times the request itself.
+        watched.Disarm();
+        return await lease.LendAsync(head);
+    }
+
+    /// <summary>
+    /// Gives Kestrel the rest of the connection, <paramref name="prefix"/> read first when there
+    /// is one: the connection's Kestrel of the lent requests when there is one and it can take
+    /// it, a new one otherwise.
+    /// </summary>
+    private static async Task HandOnAsync(ConnectionContext connection, ConnectionDelegate next, KestrelLease? lease, byte[]? prefix)
+    {
+        if (lease is not null)
+        {
+            if (await lease.HandOverAsync(prefix))
+            {
+                return;
+            }
+
+            // Its keep-alive timer ran out while the fast path served the connection (or it
+            // ended): another Kestrel connection takes it from here. Kestrel counts requests
+            // per connection of its own, so that one's trace identifiers start again from 1.
+            await lease.EndAsync();
+        }
+
+        if (prefix is not null)
+        {
+            connection.Transport = new PrefixedTransport(prefix, connection.Transport);
+        }
+
+        await next(connection);
     }
 }

@@ -34,6 +34,18 @@ internal ref struct RequestHead
     /// <summary>The head is complete and every line of it is one the fast path answers.</summary>
     public bool IsAnswerable;
 
+    /// <summary>
+    /// The head is complete, every line of it plain, and it asks for a GET or HEAD of a plain
+    /// path with no body and nothing that would take the connection from HTTP/1.1 (an upgrade,
+    /// an expectation, a transfer coding): answered or not, Kestrel's parser frames it exactly
+    /// as the fast path does, and after answering it Kestrel would read the next head where the
+    /// fast path would. Its other fields (a range, a validator the fast path does not evaluate,
+    /// a field given twice) are Kestrel's to read. A request the fast path does not answer is
+    /// lent to Kestrel when this is set (<see cref="KestrelLease"/>), and the connection stays
+    /// the fast path's.
+    /// </summary>
+    public bool IsLendable;
+
     public bool IsHead;
 
     /// <summary>The request line says HTTP/1.0.</summary>
@@ -51,6 +63,9 @@ internal ref struct RequestHead
     public ReadOnlySpan<byte> IfModifiedSince;
     public bool HasOrigin;
     private bool _hasContentLength;
+
+    // A field that makes the head unlendable (IsLendable): read only while it could still be lent.
+    private bool _unlendable;
 
     // The classes of bytes in a request head, one bit each, for the short runs the fast path reads
     // (a path, a field name, a host). Under Native AOT, calls into SearchValues cannot be
@@ -108,6 +123,9 @@ internal ref struct RequestHead
         }
 
         var answerable = plain && RequestLine(ref request, buffer[..end]);
+
+        // Fields are read while the head could be answered or lent; past that, only framed.
+        var lendable = answerable;
         var at = end + 2;
         var budget = limits.HeaderBytes;
         var fields = 0;
@@ -117,7 +135,7 @@ internal ref struct RequestHead
             end = LineEnd(buffer[at..], budget, out framing, out plain);
             if (end < 0)
             {
-                return Unfinished(buffer, at, framing, answerable, first);
+                return Unfinished(buffer, at, framing, answerable || lendable, first);
             }
 
             if (end == 0)
@@ -126,6 +144,7 @@ internal ref struct RequestHead
 
                 // RFC 9112 §3.2: exactly one Host (Kestrel refuses none or two with a 400).
                 request.IsAnswerable = answerable && hosts == 1;
+                request.IsLendable = lendable && hosts == 1 && !request._unlendable;
                 return HeadFraming.Complete;
             }
 
@@ -134,7 +153,16 @@ internal ref struct RequestHead
                 return HeadFraming.HandOff;
             }
 
-            answerable = answerable && plain && Field(ref request, buffer.Slice(at, end), ref hosts);
+            if (!plain)
+            {
+                answerable = lendable = false;
+            }
+            else if (lendable)
+            {
+                answerable = Field(ref request, buffer.Slice(at, end), ref hosts) && answerable;
+                lendable = !request._unlendable;
+            }
+
             at += end + 2;
             budget -= end + 2;
         }
@@ -197,7 +225,7 @@ internal ref struct RequestHead
         return -1;
     }
 
-    /// <summary>An unfinished head waits for more only while its complete lines are ones the fast path answers.</summary>
+    /// <summary>An unfinished head waits for more only while its complete lines are ones the fast path answers or lends.</summary>
     private static HeadFraming Unfinished(ReadOnlySpan<byte> buffer, int complete, HeadFraming framing, bool answerable, bool first)
         => framing == HeadFraming.Incomplete && !answerable && !(first && KestrelFront.NeedsWhole(buffer[..complete]))
             ? HeadFraming.HandOff
@@ -264,6 +292,7 @@ internal ref struct RequestHead
         var colon = Span(field, Token);
         if (colon == 0 || colon == field.Length || field[colon] != ':')
         {
+            request._unlendable = true;
             return false;
         }
 
@@ -307,15 +336,17 @@ internal ref struct RequestHead
         {
             case 4 when Is(name, "Host"u8):
                 hosts++;
-                return IsPlainHost(value);
+                return IsPlainHost(value) || Unlendable(ref request);
             case 5 when Is(name, "Range"u8):
+            case 8 when Is(name, "If-Match"u8) || Is(name, "If-Range"u8):
+            case 19 when Is(name, "If-Unmodified-Since"u8):
+                // Kestrel's to answer; the connection may go on with the fast path after it.
+                return false;
             case 6 when Is(name, "Expect"u8):
             case 7 when Is(name, "Upgrade"u8):
-            case 8 when Is(name, "If-Match"u8) || Is(name, "If-Range"u8):
             case 14 when Is(name, "HTTP2-Settings"u8):
             case 17 when Is(name, "Transfer-Encoding"u8):
-            case 19 when Is(name, "If-Unmodified-Since"u8):
-                return false;
+                return Unlendable(ref request);
             case 6 when Is(name, "Origin"u8):
                 request.HasOrigin = true;
                 return true;
@@ -327,7 +358,7 @@ internal ref struct RequestHead
                 // Kestrel refuses a second Content-Length even when both say 0 (400).
                 if (request._hasContentLength || !value.SequenceEqual("0"u8))
                 {
-                    return false;
+                    return Unlendable(ref request);
                 }
 
                 request._hasContentLength = true;
@@ -341,6 +372,13 @@ internal ref struct RequestHead
             default:
                 return true;
         }
+    }
+
+    /// <summary>Not answerable, nor lendable: a field that changes the framing or the protocol, or one the fast path cannot read.</summary>
+    private static bool Unlendable(ref RequestHead request)
+    {
+        request._unlendable = true;
+        return false;
     }
 
     /// <summary>
@@ -371,7 +409,7 @@ internal ref struct RequestHead
         // connection open), so a value with a tab inside is left to it.
         if (value.Contains((byte)'\t'))
         {
-            return false;
+            return Unlendable(ref request);
         }
 
         foreach (var range in value.Split((byte)','))
@@ -388,7 +426,7 @@ internal ref struct RequestHead
             else if (!token.IsEmpty)
             {
                 // "upgrade" and the like need the full stack.
-                return false;
+                return Unlendable(ref request);
             }
         }
 

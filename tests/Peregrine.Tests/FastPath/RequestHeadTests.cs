@@ -76,7 +76,9 @@ public sealed class RequestHeadTests
     [InlineData("GET /index.html HTTP/1.1\r\nHost: example.com:\r\n", "Incomplete")]
     [InlineData("POST /index.html HTTP/1.1\r\nHost: example.com:\r\n", "Incomplete")]
     [InlineData("POST /index.html HTTP/1.1\r\n", "HandOff")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n", "HandOff")]
+    // A range is Kestrel's to answer, but the head may be lent to it whole: it is waited for.
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n", "Incomplete")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n", "HandOff")]
     [InlineData("CONNECT x:1 HTTP/1.1\r\n", "Incomplete")]
     [InlineData("CONNECT x:1 HTTP/1.1\r\nHost: x\r\n", "Incomplete")]
     [InlineData("CONNECT x:1 HTTP/1.1\r\nBad Line\r\n", "HandOff")]
@@ -353,6 +355,41 @@ public sealed class RequestHeadTests
         {
             Assert.True(((RequestHead.Classes[b] & @class) != 0) == members.Contains((char)b), $"byte 0x{b:X2} in class {@class}");
         }
+    }
+
+    [Theory]
+    // Answerable heads are lendable too.
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\n", true, true)]
+    [InlineData("HEAD /a.txt?v=1 HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n", true, true)]
+    // Kestrel's fields, with nothing that changes the framing: lent, whatever comes after them.
+    [InlineData("GET /a.txt HTTP/1.1\r\nRange: bytes=0-1\r\nHost: x\r\nAccept: */*\r\n", false, true)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nIf-Match: \"a\"\r\nIf-Range: \"a\"\r\nIf-Unmodified-Since: x\r\n", false, true)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"a\"\r\nIf-None-Match: \"b\"\r\n", false, true)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n", true, true)]
+    // A body, an upgrade, an expectation, a transfer coding, an unknown connection option, a
+    // field the fast path cannot read (after one that is Kestrel's), no Host or two, another
+    // method, an encoded path: not lent.
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nRange: bytes=0-1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\nUpgrade: websocket\r\nConnection: upgrade\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: keep-alive,\tclose\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nRange: bytes=0-1\r\nHost: x\r\nBad Field: 1\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nRange: bytes=0-1\r\nHost: x\r\nX: caf\u00e9\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nRange: bytes=0-1\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\nHost: y\r\n", false, false)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nHost: x:\r\n", false, false)]
+    [InlineData("POST /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n", false, false)]
+    [InlineData("GET /caf%C3%A9.txt HTTP/1.1\r\nHost: x\r\n", false, false)]
+    public void Find_WholeHead_IsLendableOnlyWhenKestrelFramesItAlikeAndReadsANextHeadAfterIt(string lines, bool answerable, bool lendable)
+    {
+        var head = Encoding.Latin1.GetBytes(lines + "\r\n");
+
+        Assert.Equal(HeadFraming.Complete, RequestHead.Find(head, Limits(), out var length, out var request));
+        Assert.Equal(head.Length, length);
+        Assert.Equal(answerable, request.IsAnswerable);
+        Assert.Equal(lendable, request.IsLendable);
     }
 
     /// <summary>Frames and reads a whole head, as the fast path does.</summary>
