@@ -16,8 +16,9 @@ public static class PeregrineFastPathExtensions
     /// <summary>
     /// Serves plain HTTP/1.1 GET and HEAD requests for files held in memory directly from the
     /// connection, skipping Kestrel's HTTP layer and the middleware pipeline, with the same
-    /// responses the middleware gives. Any other request, and the rest of its connection, goes
-    /// to Kestrel and the pipeline as usual. Use it only where <c>UsePeregrine()</c> is the first
+    /// responses the middleware gives. Any other request goes to Kestrel and the pipeline as
+    /// usual: a GET or HEAD with no body alone, the connection coming back to the fast path after
+    /// it; any other with the rest of its connection. Use it only where <c>UsePeregrine()</c> is the first
     /// middleware to answer file paths (as in the standalone server). It serves the unnamed
     /// instance only, when <c>UsePeregrine()</c> mounts it at the site root and it has no
     /// <c>OnPrepareResponse</c>; paths under other instances' mounts and <c>MapPeregrine</c>

@@ -680,9 +680,8 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         /// <summary>
         /// Holds the connection, unread, while a thread of the pool reads <paramref name="cold"/>'s
         /// pages into the page cache: sendfile would otherwise wait for the disk on this loop's
-        /// thread, and handed to Kestrel, the connection would be Kestrel's for the rest of its
-        /// life, a copy through its pipe for every large body (docs/performance.md, "Cleartext
-        /// bodies by sendfile"). The loop answers <paramref name="rest"/> once the read is done.
+        /// thread, and handed to Kestrel, the body would go through Kestrel's pipe, a copy
+        /// (docs/performance.md, "Cleartext bodies by sendfile"). The loop answers <paramref name="rest"/> once the read is done.
         /// </summary>
         private void Park(Connection connection, byte[] rest, FileBody cold, bool unread, bool ended)
         {

@@ -18,9 +18,10 @@ namespace Peregrine.FastPath;
 /// connection, below Kestrel's HTTP layer: the request head is parsed in place, the response is a
 /// header block encoded when the file was first served, the Date line and the bytes. Everything
 /// else (a path not in memory, ranges, a body, a percent-encoded path, an unknown precondition,
-/// HTTP/1.0 without Host, HTTP/2, a malformed head) is handed to Kestrel before a single byte of
-/// that request is consumed, and Kestrel serves the rest of the connection through the normal
-/// pipeline. The responses are the middleware's: both write one <see cref="ResponseFields"/>.
+/// HTTP/1.0 without Host, HTTP/2, a malformed head) is Kestrel's, through the normal pipeline: a
+/// body-less GET or HEAD read whole is lent to it (<see cref="KestrelLease"/>) and the connection
+/// is read on here once Kestrel has answered; any other request is handed to Kestrel before a
+/// single byte of it is consumed, with the rest of the connection. The responses are the middleware's: both write one <see cref="ResponseFields"/>.
 /// Over TLS (after Kestrel's handshake, when ALPN chose HTTP/1.1, HTTP/1.0 or nothing) it works
 /// the same, writing through the connection's <see cref="TlsOutput"/> unless that is switched off.
 /// </summary>

@@ -38,10 +38,11 @@ namespace Peregrine.FastPath;
 /// only while it has a request. While it waits for one, its keep-alive timer, which it set
 /// before that read, would otherwise close a connection the fast path is serving; the fast path
 /// applies the keep-alive timeout itself. A lent head is read whole in the call that gets it, and
-/// Kestrel cancels its head timer at its end, so the first beat after a long wait finds no timer
-/// set; its clock, late by the wait, is then brought up to date by that beat (the write-rate timer
-/// allows for a late beat). A request the fast path cannot lend after one it lent gives Kestrel
-/// the rest of the connection (<see cref="HandOverAsync"/>), its beats from then on.
+/// Kestrel cancels its head timer at its end: a beat given then fires nothing and brings its
+/// clock, late by the wait, up to date (its write-rate timer allows for a late clock), so that
+/// the keep-alive timer it sets after answering runs from then. A request the fast path cannot
+/// lend after one it lent gives Kestrel the rest of the connection (<see cref="HandOverAsync"/>),
+/// its beats from then on.
 /// </para>
 /// <para>
 /// Kestrel learns that the client closed the connection (<see cref="ConnectionClosed"/>) while

@@ -119,7 +119,7 @@ internal sealed class FileBody : SafeHandle
     /// Reads the file's pages into the page cache on a thread of the pool, which waits for the
     /// disk in the connection's stead: the connection that found the copy not resident
     /// (<see cref="IsResident"/>) waits for this, then sends it by sendfile as before, rather than
-    /// going to Kestrel for the rest of its life (docs/performance.md, "Cleartext bodies by
+    /// having Kestrel copy the body through its pipe (docs/performance.md, "Cleartext bodies by
     /// sendfile"). Requests that find the copy cold meanwhile wait for the same read. Whether every
     /// page is in afterwards is for the caller to ask again: under memory pressure it may not be.
     /// </summary>
