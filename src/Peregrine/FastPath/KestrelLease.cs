@@ -167,7 +167,11 @@ internal sealed class KestrelLease : ConnectionContext, IConnectionHeartbeatFeat
     /// </summary>
     public Task<bool> LendAsync(byte[] head)
     {
-        var turn = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        // Continuations run inline, in both directions: Kestrel answers the lent head on the
+        // fast path's thread, within this call, and the fast path reads on within Kestrel's read
+        // for its next request, with no thread-pool hop either way (measured: with a hop each way, a connection
+        // of nothing but 404s cost twice the CPU a request that Kestrel alone did).
+        var turn = new TaskCompletionSource<bool>();
         TaskCompletionSource<ReadResult>? waiting;
         bool start, closed;
         lock (_lock)
@@ -400,7 +404,7 @@ internal sealed class KestrelLease : ConnectionContext, IConnectionHeartbeatFeat
             }
             else
             {
-                _waiting = new TaskCompletionSource<ReadResult>(TaskCreationOptions.RunContinuationsAsynchronously);
+                _waiting = new TaskCompletionSource<ReadResult>();
                 read = new ValueTask<ReadResult>(_waiting.Task);
             }
         }
@@ -475,7 +479,12 @@ internal sealed class KestrelLease : ConnectionContext, IConnectionHeartbeatFeat
             _cancelRead = waiting is null;
         }
 
-        waiting?.TrySetResult(new ReadResult(default, isCanceled: true, isCompleted: false));
+        if (waiting is not null)
+        {
+            // Called from Kestrel's heartbeat or its shutdown: Kestrel's connection goes on from
+            // the thread pool, not on that thread.
+            ThreadPool.UnsafeQueueUserWorkItem(static waiting => waiting.TrySetResult(new ReadResult(default, isCanceled: true, isCompleted: false)), waiting, preferLocal: false);
+        }
     }
 
     private void InputCompleted()

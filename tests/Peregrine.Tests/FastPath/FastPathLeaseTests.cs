@@ -64,6 +64,31 @@ public sealed class FastPathLeaseTests
     }
 
     [Theory]
+    [InlineData(false, 32, false)]
+    [InlineData(false, 33, true)]
+    [NativeData("the cleartext reactor (epoll)", true, 32, false)]
+    [NativeData("the cleartext reactor (epoll)", true, 33, true)]
+    public async Task AfterThirtyTwoRequestsLentInARow_TheNextGivesKestrelTheRestOfTheConnection(bool reactor, int misses, bool kestrels)
+    {
+        using var tree = Tree();
+        await using var host = await StartAsync(tree, reactor);
+        using var client = await ConnectAsync(host);
+        var stream = client.GetStream();
+
+        // A hit first, then a run of misses: the count starts after the last answer of the fast path's.
+        await stream.WriteAsync(Encoding.ASCII.GetBytes(Get("/a.txt") + string.Concat(Enumerable.Repeat(Get("/missing"), misses)) + Get("/a.txt")));
+        Assert.Null((await ReadResponseAsync(stream)).Trace);
+        for (var i = 0; i < misses; i++)
+        {
+            Assert.Equal(404, (await ReadResponseAsync(stream)).Status);
+        }
+
+        var last = await ReadResponseAsync(stream);
+        Assert.Equal(200, last.Status);
+        Assert.Equal(kestrels, last.Trace is not null);
+    }
+
+    [Theory]
     [InlineData(false)]
     [NativeData("the cleartext reactor (epoll)", true)]
     public async Task KestrelsKeepAliveTimer_DoesNotCloseALentConnectionTheFastPathServes(bool reactor)
