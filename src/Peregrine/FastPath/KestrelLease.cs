@@ -29,8 +29,9 @@ namespace Peregrine.FastPath;
 /// </para>
 /// <para>
 /// Kestrel's responses go to the fast path's own output, which the fast path has flushed before
-/// each lent request, so the two never interleave. Kestrel's output completing, or Kestrel
-/// aborting the connection, ends the lease: the connection closes as Kestrel wanted.
+/// each lent request, so the two never interleave; after a hand-over, to the transport's output,
+/// as on any connection Kestrel has whole. Kestrel's output completing, or Kestrel aborting the
+/// connection, ends the lease: the connection closes as Kestrel wanted.
 /// </para>
 /// <para>
 /// Kestrel's timeouts run on the connection's once-a-second heartbeat, which Kestrel's
@@ -63,6 +64,7 @@ internal sealed class KestrelLease : ConnectionContext, IConnectionHeartbeatFeat
     private readonly CancellationTokenSource _closed = new();
     private readonly CancellationTokenRegistration _clientClosed;
     private readonly Lock _lock = new();
+    private readonly LentOutput _output;
 
     private Task? _kestrel;
 
@@ -110,7 +112,8 @@ internal sealed class KestrelLease : ConnectionContext, IConnectionHeartbeatFeat
         _keepAliveTimeout = keepAliveTimeout;
         _features = new FeatureCollection(connection.Features);
         _features.Set<IConnectionHeartbeatFeature>(this);
-        Transport = new DuplexPipe(new LentInput(this), new LentOutput(this, output));
+        _output = new LentOutput(this, output);
+        Transport = new DuplexPipe(new LentInput(this), _output);
         _clientClosed = connection.ConnectionClosed.UnsafeRegister(static state => ((KestrelLease)state!).ClientClosed(), this);
     }
 
@@ -237,6 +240,11 @@ internal sealed class KestrelLease : ConnectionContext, IConnectionHeartbeatFeat
             }
 
             _handedOver = prefix is null ? _connection.Transport.Input : new PrefixedTransport(prefix, _connection.Transport).Input;
+
+            // From here Kestrel writes where it writes on any connection it has whole (the
+            // transport's pipe over cleartext, the same writer over TLS): the fast path's output
+            // has sent everything, and Kestrel, waiting, writes nothing until it reads.
+            _output.Target = _connection.Transport.Output;
             waiting = _waiting;
             _waiting = null;
             _answering = true;
@@ -534,30 +542,43 @@ internal sealed class KestrelLease : ConnectionContext, IConnectionHeartbeatFeat
     /// <summary>The fast path's output, written by Kestrel; completing it ends the lease, not the connection's output.</summary>
     private sealed class LentOutput(KestrelLease lease, PipeWriter output) : PipeWriter
     {
-        public override bool CanGetUnflushedBytes => output.CanGetUnflushedBytes;
+        private readonly PipeWriter _lent = output;
 
-        public override long UnflushedBytes => output.UnflushedBytes;
+        /// <summary>Where Kestrel's writes go: the fast path's output, and after a hand-over the transport's own.</summary>
+        public PipeWriter Target { get; set; } = output;
+
+        public override bool CanGetUnflushedBytes => Target.CanGetUnflushedBytes;
+
+        public override long UnflushedBytes => Target.UnflushedBytes;
 
         public override void Advance(int bytes)
         {
             lease.Writing();
-            output.Advance(bytes);
+            Target.Advance(bytes);
         }
 
-        public override Memory<byte> GetMemory(int sizeHint = 0) => output.GetMemory(sizeHint);
+        public override Memory<byte> GetMemory(int sizeHint = 0) => Target.GetMemory(sizeHint);
 
-        public override Span<byte> GetSpan(int sizeHint = 0) => output.GetSpan(sizeHint);
+        public override Span<byte> GetSpan(int sizeHint = 0) => Target.GetSpan(sizeHint);
 
-        public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default) => output.FlushAsync(cancellationToken);
+        public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default) => Target.FlushAsync(cancellationToken);
 
         public override ValueTask<FlushResult> WriteAsync(ReadOnlyMemory<byte> source, CancellationToken cancellationToken = default)
         {
             lease.Writing();
-            return output.WriteAsync(source, cancellationToken);
+            return Target.WriteAsync(source, cancellationToken);
         }
 
-        public override void CancelPendingFlush() => output.CancelPendingFlush();
+        public override void CancelPendingFlush() => Target.CancelPendingFlush();
 
-        public override void Complete(Exception? exception = null) => lease.OutputCompleted();
+        /// <summary>Ends the lease; after a hand-over the connection's output is Kestrel's, as after any hand-off, and completes.</summary>
+        public override void Complete(Exception? exception = null)
+        {
+            lease.OutputCompleted();
+            if (!ReferenceEquals(Target, _lent))
+            {
+                Target.Complete(exception);
+            }
+        }
     }
 }
