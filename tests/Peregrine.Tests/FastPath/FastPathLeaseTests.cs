@@ -3,6 +3,7 @@ using System.Net.Sockets;
 using System.Text;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
 using Peregrine.Tests.Infrastructure;
 using Peregrine.Tests.Platform;
 
@@ -151,6 +152,36 @@ public sealed class FastPathLeaseTests
     [Theory]
     [InlineData(false)]
     [NativeData("the cleartext reactor (epoll)", true)]
+    public async Task AnUpgrade_AfterALentRequest_GivesKestrelTheConnectionBothWays(bool reactor)
+    {
+        using var tree = Tree();
+        await using var host = await StartAsync(tree, reactor);
+        using var client = await ConnectAsync(host);
+        var stream = client.GetStream();
+        await stream.WriteAsync(Encoding.ASCII.GetBytes(Get("/missing") + Get("/a.txt")));
+        Assert.Equal(404, (await ReadResponseAsync(stream)).Status);
+        Assert.Null((await ReadResponseAsync(stream)).Trace);
+
+        await stream.WriteAsync(Encoding.ASCII.GetBytes("GET /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n"));
+        var head = new List<byte>();
+        var one = new byte[1];
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        while (head.Count < 4 || !head[^4..].SequenceEqual("\r\n\r\n"u8.ToArray()))
+        {
+            Assert.Equal(1, await stream.ReadAsync(one, timeout.Token));
+            head.Add(one[0]);
+        }
+
+        Assert.StartsWith("HTTP/1.1 101 ", Encoding.ASCII.GetString([.. head]));
+        await stream.WriteAsync("hello"u8.ToArray());
+        var echoed = new byte[5];
+        await stream.ReadExactlyAsync(echoed, timeout.Token);
+        Assert.Equal("hello"u8.ToArray(), echoed);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [NativeData("the cleartext reactor (epoll)", true)]
     public async Task ARequestThatCannotBeLent_AfterKestrelsKeepAliveTimeoutWithTheFastPath_IsAnsweredByANewKestrelConnection(bool reactor)
     {
         using var tree = Tree();
@@ -252,6 +283,18 @@ public sealed class FastPathLeaseTests
             options => options.Watch.Enabled = false,
             before: app => app.Use(async (context, next) =>
             {
+                if (context.Request.Path == "/echo" && context.Features.Get<IHttpUpgradeFeature>() is { IsUpgradableRequest: true } upgrade)
+                {
+                    // An upgraded connection: five bytes back as they came.
+                    context.Response.Headers.Upgrade = "echo";
+                    var raw = await upgrade.UpgradeAsync();
+                    var bytes = new byte[5];
+                    await raw.ReadExactlyAsync(bytes);
+                    await raw.WriteAsync(bytes);
+                    await raw.FlushAsync();
+                    return;
+                }
+
                 context.Response.Headers[Trace] = context.TraceIdentifier;
                 if (HttpMethods.IsPost(context.Request.Method))
                 {
