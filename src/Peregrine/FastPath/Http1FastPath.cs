@@ -247,6 +247,9 @@ internal sealed partial class Http1FastPath
 
                 var buffer = result.Buffer;
                 Outcome outcome;
+
+                // A head lent to Kestrel, copied out of the pipe.
+                byte[]? lent = null;
                 if (stash is null)
                 {
                     outcome = Process(ref buffer, output, https, ref first, warmed, out rewritten, out rewrittenLength, out cold);
@@ -288,7 +291,7 @@ internal sealed partial class Http1FastPath
                         outcome = Outcome.HandOff;
                     }
 
-                    if (done == 0)
+                    if (done == 0 && outcome != Outcome.Lend)
                     {
                         if (outcome == Outcome.NeedMore && result.IsCompleted)
                         {
@@ -296,27 +299,6 @@ internal sealed partial class Http1FastPath
                             input.AdvanceTo(buffer.End);
                             await RefuseEndedHeadAsync(output, watched);
                             return;
-                        }
-
-                        if (outcome == Outcome.Lend)
-                        {
-                            // Kestrel's to answer, the copy and the head's rest in the pipe; the
-                            // pipe after the head is read on once Kestrel has answered.
-                            var lent = work.Slice(0, rewrittenLength).ToArray();
-                            var consumed = buffer.GetPosition(rewrittenLength - stashed);
-                            input.AdvanceTo(consumed, consumed);
-                            stash = null;
-                            stashed = 0;
-                            first = false;
-                            lentInARow++;
-                            lease ??= new KestrelLease(connection, output, next, _keepAliveTimeout);
-                            if (!await LendAsync(connection, output, watched, lease, lent))
-                            {
-                                return;
-                            }
-
-                            headStarted = 0;
-                            continue;
                         }
 
                         if (outcome == Outcome.HandOff)
@@ -344,7 +326,14 @@ internal sealed partial class Http1FastPath
                         continue;
                     }
 
-                    // The copied head was answered (it ends past the copy): the rest lies in the pipe.
+                    if (done == 0)
+                    {
+                        // Lent: the copy and the head's rest in the pipe (below).
+                        lent = work.Slice(0, rewrittenLength).ToArray();
+                        done = rewrittenLength;
+                    }
+
+                    // The copied head was answered or lent (it ends past the copy): the rest lies in the pipe.
                     buffer = buffer.Slice(done - stashed);
                     stash = null;
                     stashed = 0;
@@ -388,9 +377,13 @@ internal sealed partial class Http1FastPath
                 {
                     // Kestrel answers this one, after what was answered before it; the connection
                     // is read on from the end of its head once it has.
-                    var lent = buffer.Slice(0, rewrittenLength).ToArray();
-                    var consumed = buffer.GetPosition(rewrittenLength);
-                    input.AdvanceTo(consumed, consumed);
+                    if (lent is null)
+                    {
+                        lent = buffer.Slice(0, rewrittenLength).ToArray();
+                        buffer = buffer.Slice(rewrittenLength);
+                    }
+
+                    input.AdvanceTo(buffer.Start, buffer.Start);
                     first = false;
                     lentInARow++;
                     lease ??= new KestrelLease(connection, output, next, _keepAliveTimeout);

@@ -65,6 +65,34 @@ public sealed class FastPathLeaseTests
     }
 
     [Theory]
+    [InlineData(false)]
+    [NativeData("the cleartext reactor (epoll)", true)]
+    public async Task AHeadThatCameInPieces_IsLentWhole_AndTheConnectionComesBack(bool reactor)
+    {
+        using var tree = Tree();
+        await using var host = await StartAsync(tree, reactor);
+        using var client = await ConnectAsync(host);
+        client.NoDelay = true;
+        var stream = client.GetStream();
+
+        // Each piece arrives on its own: the fast path keeps the head begun and frames it once whole.
+        foreach (var piece in new[] { "GET /missing HTTP/1.1\r\nHo", "st: x\r\nRange: bytes", "=0-1\r\n", "\r\n" + Get("/a.txt") })
+        {
+            await stream.WriteAsync(Encoding.ASCII.GetBytes(piece));
+            await Task.Delay(100);
+        }
+
+        var missing = await ReadResponseAsync(stream);
+        var file = await ReadResponseAsync(stream);
+
+        Assert.Equal(404, missing.Status);
+        Assert.EndsWith(":00000001", missing.Trace);
+        Assert.Equal(200, file.Status);
+        Assert.Equal(s_file, file.Body);
+        Assert.Null(file.Trace);
+    }
+
+    [Theory]
     [InlineData(false, 32, false)]
     [InlineData(false, 33, true)]
     [NativeData("the cleartext reactor (epoll)", true, 32, false)]
