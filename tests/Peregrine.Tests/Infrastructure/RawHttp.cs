@@ -27,4 +27,33 @@ public static class RawHttp
         var status = int.Parse(head.AsSpan(9, 3));
         return (status, head, body);
     }
+
+    /// <summary>Reads one response on a kept connection, its body framed by Content-Length, within a time bound.</summary>
+    public static async Task<(int Status, string Head, byte[] Body)> ReadFramedResponseAsync(Stream stream)
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        var head = await ReadHeadAsync(stream, timeout.Token);
+        var length = head.Split("\r\n").Single(l => l.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase))[15..].Trim();
+        var body = new byte[int.Parse(length)];
+        await stream.ReadExactlyAsync(body, timeout.Token);
+        return (int.Parse(head.AsSpan(9, 3)), head, body);
+    }
+
+    /// <summary>Reads a response head, up to and with its blank line, a byte at a time (nothing after it is taken).</summary>
+    public static async Task<string> ReadHeadAsync(Stream stream, CancellationToken cancellationToken)
+    {
+        var head = new List<byte>();
+        var one = new byte[1];
+        while (head.Count < 4 || head[^4] != '\r' || head[^3] != '\n' || head[^2] != '\r' || head[^1] != '\n')
+        {
+            if (await stream.ReadAsync(one, cancellationToken) != 1)
+            {
+                throw new EndOfStreamException($"The connection ended after {head.Count} bytes of a response head.");
+            }
+
+            head.Add(one[0]);
+        }
+
+        return Encoding.ASCII.GetString([.. head]);
+    }
 }

@@ -154,22 +154,5 @@ public sealed class TlsFastPathTests : IAsyncLifetime
         return tls;
     }
 
-    /// <summary>Reads one response framed by Content-Length, within a time bound.</summary>
-    private static async Task<(int Status, string Head, byte[] Body)> ReadResponseAsync(Stream stream)
-    {
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-        var head = new List<byte>();
-        var one = new byte[1];
-        while (head.Count < 4 || head[^4] != '\r' || head[^3] != '\n' || head[^2] != '\r' || head[^1] != '\n')
-        {
-            Assert.Equal(1, await stream.ReadAsync(one, timeout.Token));
-            head.Add(one[0]);
-        }
-
-        var text = Encoding.ASCII.GetString([.. head]);
-        var length = text.Split("\r\n").Single(l => l.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase))[15..].Trim();
-        var body = new byte[int.Parse(length)];
-        await stream.ReadExactlyAsync(body, timeout.Token);
-        return (int.Parse(text.AsSpan(9, 3)), text, body);
-    }
+    private static Task<(int Status, string Head, byte[] Body)> ReadResponseAsync(Stream stream) => RawHttp.ReadFramedResponseAsync(stream);
 }
