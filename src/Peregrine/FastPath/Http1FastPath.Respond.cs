@@ -1,10 +1,12 @@
 using System.Buffers;
+using System.Globalization;
 using System.IO.Pipelines;
 using System.Text;
 using Microsoft.AspNetCore.Http;
 using Peregrine.Conditional;
 using Peregrine.Indexing;
 using Peregrine.Negotiation;
+using Peregrine.Ranges;
 using Peregrine.Transport;
 
 namespace Peregrine.FastPath;
@@ -22,6 +24,9 @@ internal sealed partial class Http1FastPath
     private const int MaxPathChars = 1024;
     private const int MaxAcceptEncodingChars = 512;
     private const int MaxIfNoneMatchChars = 1024;
+    private const int MaxRangeChars = 256;
+
+    private static ReadOnlySpan<byte> PartialLine => "HTTP/1.1 206 Partial Content\r\nContent-Length: "u8;
 
     /// <remarks>
     /// <paramref name="cold"/> is set, and false returned, when the response is the fast path's
@@ -78,6 +83,36 @@ internal sealed partial class Http1FastPath
         }
 
         var notModified = precondition == PreconditionResult.NotModified;
+
+        // As the middleware (PeregrineMiddleware.Serve): a Range after the preconditions, on a
+        // GET only (RFC 9110 §14.2), read against the selected representation. One satisfiable
+        // range is answered here with 206; an ignored Range, with the whole; several ranges, or
+        // none satisfiable (416), are Kestrel's.
+        var range = default(ByteRange);
+        var partial = false;
+        if (request.HasRange && !notModified && !request.IsHead)
+        {
+            if (request.Range.Length > MaxRangeChars)
+            {
+                return false;
+            }
+
+            Span<char> rangeChars = stackalloc char[request.Range.Length];
+            Ascii.ToUtf16(request.Range, rangeChars, out _);
+            Span<ByteRange> ranges = stackalloc ByteRange[RangeParser.MaxRanges];
+            switch (RangeParser.Parse(rangeChars, representation.Length, ranges, out var count))
+            {
+                case RangeOutcome.Partial when count == 1:
+                    range = ranges[0];
+                    partial = true;
+                    break;
+                case RangeOutcome.Ignore:
+                    break;
+                default:
+                    return false;
+            }
+        }
+
         var blocks = ResponseBlocks.For(entry, representation, _headers, _serverHeader);
         FileBody? diskCopy = null;
         if (content is null && !notModified && !request.IsHead)
@@ -99,7 +134,15 @@ internal sealed partial class Http1FastPath
         }
 
         var socket = output as SocketOutput;
-        Put(socket, output, notModified ? blocks.NotModified : blocks.Ok);
+        if (partial)
+        {
+            PutPartialHead(socket, output, blocks, range, representation.Length);
+        }
+        else
+        {
+            Put(socket, output, notModified ? blocks.NotModified : blocks.Ok);
+        }
+
         Put(socket, output, HttpDate.Line);
         // As Kestrel (Http1MessageBody.For, HttpProtocol.CreateResponseHeaders): HTTP/1.1
         // keeps the connection unless the request says close; HTTP/1.0 only when it says
@@ -115,27 +158,28 @@ internal sealed partial class Http1FastPath
         }
 
         Put(socket, output, "\r\n"u8);
-        var bodyBytes = notModified || request.IsHead ? 0 : representation.Length;
+        var bodyStart = partial ? range.Start : 0;
+        var bodyBytes = partial ? range.Length : notModified || request.IsHead ? 0 : representation.Length;
         if (diskCopy is not null)
         {
-            socket!.WriteBody(diskCopy);
+            socket!.WriteBody(diskCopy, bodyStart, bodyBytes);
         }
         else if (bodyBytes != 0)
         {
-            if (socket is not null && content!.Length >= SocketOutput.DirectBodyMinimum)
+            if (socket is not null && bodyBytes >= SocketOutput.DirectBodyMinimum)
             {
-                socket.WriteBody(content, blocks.SealedCopy(content));
+                socket.WriteBody(content!, blocks.SealedCopy(content!), bodyStart, bodyBytes);
             }
             else
             {
-                Put(socket, output, content);
+                Put(socket, output, content!.AsSpan((int)bodyStart, (int)bodyBytes));
             }
         }
 
         written = bodyBytes + (notModified ? blocks.NotModified.Length : blocks.Ok.Length);
 
-        var status = notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
-        _metrics.Served(status, bodyBytes, fromMemory: content is not null, ReferenceEquals(representation, entry.Identity) || notModified ? 0 : entry.Identity.Length - representation.Length);
+        var status = partial ? StatusCodes.Status206PartialContent : notModified ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
+        _metrics.Served(status, bodyBytes, fromMemory: content is not null, ReferenceEquals(representation, entry.Identity) || notModified || partial ? 0 : entry.Identity.Length - representation.Length);
         _metrics.RequestDone(started, request.IsHead ? HttpMethods.Head : HttpMethods.Get, status, https, request.Http10 ? "1.0" : "1.1");
         return true;
     }
@@ -152,6 +196,35 @@ internal sealed partial class Http1FastPath
         {
             output.Write(bytes);
         }
+    }
+
+    /// <summary>
+    /// A 206's head but the Date line and Connection: its status line, Content-Length and
+    /// Content-Range (RFC 9110 §14.4), then the 200's fields, as the middleware's <c>SendRange</c>
+    /// writes them.
+    /// </summary>
+    private static void PutPartialHead(SocketOutput? socket, PipeWriter output, ResponseBlocks blocks, ByteRange range, long length)
+    {
+        // Three numbers of at most 19 digits each, and the text around them.
+        Span<byte> line = stackalloc byte[128];
+        var at = 0;
+        range.Length.TryFormat(line, out var written, default, CultureInfo.InvariantCulture);
+        at += written;
+        "\r\nContent-Range: bytes "u8.CopyTo(line[at..]);
+        at += 23;
+        range.Start.TryFormat(line[at..], out written, default, CultureInfo.InvariantCulture);
+        at += written;
+        line[at++] = (byte)'-';
+        range.Last.TryFormat(line[at..], out written, default, CultureInfo.InvariantCulture);
+        at += written;
+        line[at++] = (byte)'/';
+        length.TryFormat(line[at..], out written, default, CultureInfo.InvariantCulture);
+        at += written;
+        line[at++] = (byte)'\r';
+        line[at++] = (byte)'\n';
+        Put(socket, output, PartialLine);
+        Put(socket, output, line[..at]);
+        Put(socket, output, blocks.Ok.AsSpan(blocks.FieldsStart));
     }
 
     private bool IsReserved(ReadOnlySpan<char> path) => ((_reservedLengths >> (path.Length & 63)) & 1) != 0 && _reservedLookup.Contains(path);

@@ -39,8 +39,8 @@ internal ref struct RequestHead
     /// path with no body and nothing that would take the connection from HTTP/1.1 (an upgrade,
     /// an expectation, a transfer coding): answered or not, Kestrel's parser frames it exactly
     /// as the fast path does, and after answering it Kestrel would read the next head where the
-    /// fast path would. Its other fields (a range, a validator the fast path does not evaluate,
-    /// a field given twice) are Kestrel's to read. A request the fast path does not answer is
+    /// fast path would. Its other fields (a validator the fast path does not evaluate, a field
+    /// given twice) are Kestrel's to read. A request the fast path does not answer is
     /// lent to Kestrel when this is set (<see cref="KestrelLease"/>), and the connection stays
     /// the fast path's.
     /// </summary>
@@ -61,6 +61,11 @@ internal ref struct RequestHead
     public ReadOnlySpan<byte> AcceptEncoding;
     public ReadOnlySpan<byte> IfNoneMatch;
     public ReadOnlySpan<byte> IfModifiedSince;
+
+    /// <summary>The head has one Range line, whose value is <see cref="Range"/> (empty or not).</summary>
+    public bool HasRange;
+
+    public ReadOnlySpan<byte> Range;
     public bool HasOrigin;
     private bool _hasContentLength;
 
@@ -338,6 +343,16 @@ internal ref struct RequestHead
                 hosts++;
                 return IsPlainHost(value) || Unlendable(ref request);
             case 5 when Is(name, "Range"u8):
+                // One line, empty or not, is the fast path's to read (Http1FastPath.TryRespond
+                // answers a single range and lends the rest); two are Kestrel's.
+                if (request.HasRange)
+                {
+                    return false;
+                }
+
+                request.HasRange = true;
+                request.Range = value;
+                return true;
             case 8 when Is(name, "If-Match"u8) || Is(name, "If-Range"u8):
             case 19 when Is(name, "If-Unmodified-Since"u8):
                 // Kestrel's to answer; the connection may go on with the fast path after it.

@@ -11,20 +11,29 @@ namespace Peregrine.FastPath;
 
 /// <summary>
 /// A <see cref="ResponseFields"/> encoded as HTTP/1.1 header blocks, a 200 and a 304, once per
-/// representation: only the Date line, Connection and the body are added per request. The
+/// representation: only the Date line, Connection and the body are added per request (and for
+/// a 206, its status line, Content-Length and Content-Range before the 200's fields). The
 /// fields are the response's own list; the framing around them (status line, Content-Length,
 /// Server) is written as Kestrel writes it. Each block ends after its last header line; the
 /// blank line is written by the sender.
 /// </summary>
 internal sealed class ResponseBlocks
 {
-    private ResponseBlocks(byte[] ok, byte[] notModified)
+    private ResponseBlocks(byte[] ok, int fieldsStart, byte[] notModified)
     {
         Ok = ok;
+        FieldsStart = fieldsStart;
         NotModified = notModified;
     }
 
     public byte[] Ok { get; }
+
+    /// <summary>
+    /// Where <see cref="Ok"/>'s fields start after its status line and Content-Length: what a
+    /// 206 of the representation carries besides its own status line, Content-Length and
+    /// Content-Range, as the middleware's <c>SendRange</c> writes it.
+    /// </summary>
+    public int FieldsStart { get; }
 
     public byte[] NotModified { get; }
 
@@ -135,12 +144,13 @@ internal sealed class ResponseBlocks
         var server = serverHeader && !response.Entity.Any(h => string.Equals(h.Name, HeaderNames.Server, StringComparison.OrdinalIgnoreCase));
         var ok = new StringBuilder("HTTP/1.1 200 OK\r\n");
         Line(ok, HeaderNames.ContentLength, length.ToString(CultureInfo.InvariantCulture));
+        var fieldsStart = ok.Length;
         Fields(ok, response.Content, server);
         Fields(ok, response.Entity, server: false);
 
         var notModified = new StringBuilder("HTTP/1.1 304 Not Modified\r\n");
         Fields(notModified, response.Entity, server);
-        return new ResponseBlocks(Encoding.ASCII.GetBytes(ok.ToString()), Encoding.ASCII.GetBytes(notModified.ToString()));
+        return new ResponseBlocks(Encoding.ASCII.GetBytes(ok.ToString()), fieldsStart, Encoding.ASCII.GetBytes(notModified.ToString()));
     }
 
     private static void Fields(StringBuilder builder, (string Name, StringValues Value)[] fields, bool server)

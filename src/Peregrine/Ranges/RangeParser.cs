@@ -99,7 +99,23 @@ internal static class RangeParser
             return RangeOutcome.Ignore;
         }
 
-        var value = range[0].AsSpan().Trim(" \t");
+        return Parse(range[0].AsSpan(), length, destination, out count);
+    }
+
+    /// <summary>
+    /// Parses <paramref name="range"/>, the value of a request's one Range field line, for a
+    /// representation of <paramref name="length"/> bytes; as <see cref="Parse(StringValues, long, Span{ByteRange}, out int)"/>.
+    /// </summary>
+    public static RangeOutcome Parse(ReadOnlySpan<char> range, long length, Span<ByteRange> destination, out int count)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(length);
+        if (destination.Length < MaxRanges)
+        {
+            ThrowDestinationTooSmall(nameof(destination));
+        }
+
+        count = 0;
+        var value = range.Trim(" \t");
 
         // ranges-specifier = range-unit "=" range-set (§14.1.1); range units compare
         // case-insensitively (§14.1). A server MUST ignore a unit it does not understand (§14.2).

@@ -133,19 +133,28 @@ internal sealed class SocketOutput : PipeWriter
     /// sendfile(2) when there is one, else from the array. The array must not change until the
     /// next flush returns (a representation's content never does).
     /// </summary>
-    public void WriteBody(byte[] body, FileBody? file)
+    public void WriteBody(byte[] body, FileBody? file) => WriteBody(body, file, 0, body.Length);
+
+    /// <summary>
+    /// Appends <paramref name="length"/> bytes of <paramref name="body"/> from
+    /// <paramref name="start"/> (a byte range), as <see cref="WriteBody(byte[], FileBody?)"/>.
+    /// </summary>
+    public void WriteBody(byte[] body, FileBody? file, long start, long length)
     {
         EndBuffer();
-        _pieces.Add(new Piece(body, body.Length, rented: false, file));
-        _unflushed += body.Length;
+        _pieces.Add(new Piece(body, start, length, rented: false, file));
+        _unflushed += length;
     }
 
     /// <summary>Appends the whole of <paramref name="file"/>, a body held on disk only, to be sent by sendfile(2).</summary>
-    public void WriteBody(FileBody file)
+    public void WriteBody(FileBody file) => WriteBody(file, 0, file.Length);
+
+    /// <summary>Appends <paramref name="length"/> bytes of <paramref name="file"/> from <paramref name="start"/> (a byte range), as <see cref="WriteBody(FileBody)"/>.</summary>
+    public void WriteBody(FileBody file, long start, long length)
     {
         EndBuffer();
-        _pieces.Add(new Piece(null, file.Length, rented: false, file));
-        _unflushed += file.Length;
+        _pieces.Add(new Piece(null, start, length, rented: false, file));
+        _unflushed += length;
     }
 
     private byte[] Reserve(int sizeHint)
@@ -169,7 +178,7 @@ internal sealed class SocketOutput : PipeWriter
 
         if (_written != 0)
         {
-            _pieces.Add(new Piece(_current, _written, rented: true, file: null));
+            _pieces.Add(new Piece(_current, 0, _written, rented: true, file: null));
         }
         else
         {
@@ -257,14 +266,14 @@ internal sealed class SocketOutput : PipeWriter
                 var socket = _socket ?? throw new InvalidOperationException("An output on a bare descriptor cannot wait for the socket; it needs the socket made for it (Attach).");
                 if (piece.Array is { } array)
                 {
-                    Sent(await socket.SendAsync(array.AsMemory((int)_offset, chunk), SocketFlags.None, token));
+                    Sent(await socket.SendAsync(array.AsMemory((int)(piece.Start + _offset), chunk), SocketFlags.None, token));
                 }
                 else
                 {
                     var read = ArrayPool<byte>.Shared.Rent(chunk);
                     try
                     {
-                        if (!ReadFully(piece.File!, read, chunk))
+                        if (!ReadFully(piece.File!, read, chunk, piece.Start + _offset))
                         {
                             return Failed();
                         }
@@ -344,7 +353,7 @@ internal sealed class SocketOutput : PipeWriter
                 // A socket that is not non-blocking would make sendfile wait with the thread:
                 // bodies in memory then go by send(2); one on disk only still goes by
                 // sendfile, as nothing else can send it here.
-                sent = SendFile(fd, file);
+                sent = SendFile(fd, file, piece);
             }
             else
             {
@@ -389,7 +398,7 @@ internal sealed class SocketOutput : PipeWriter
         {
             fixed (byte* start = first.Array!)
             {
-                return Libc.send(fd, start + _offset, (nuint)(first.Length - _offset), flags);
+                return Libc.send(fd, start + first.Start + _offset, (nuint)(first.Length - _offset), flags);
             }
         }
 
@@ -402,10 +411,10 @@ internal sealed class SocketOutput : PipeWriter
         fixed (byte* a = first.Array!, b = second.Array!, c = third.Array, d = fourth.Array)
         {
             var vectors = stackalloc Libc.IoVector[MaxGathered];
-            vectors[0] = new Libc.IoVector { Base = a + _offset, Length = (nuint)(first.Length - _offset) };
-            vectors[1] = new Libc.IoVector { Base = b, Length = (nuint)second.Length };
-            vectors[2] = new Libc.IoVector { Base = c, Length = (nuint)third.Length };
-            vectors[3] = new Libc.IoVector { Base = d, Length = (nuint)fourth.Length };
+            vectors[0] = new Libc.IoVector { Base = a + first.Start + _offset, Length = (nuint)(first.Length - _offset) };
+            vectors[1] = new Libc.IoVector { Base = b + second.Start, Length = (nuint)second.Length };
+            vectors[2] = new Libc.IoVector { Base = c + third.Start, Length = (nuint)third.Length };
+            vectors[3] = new Libc.IoVector { Base = d + fourth.Start, Length = (nuint)fourth.Length };
             var message = new Libc.MessageHeader { Vectors = vectors, VectorCount = (nuint)count };
             return Libc.sendmsg(fd, &message, flags);
         }
@@ -414,16 +423,16 @@ internal sealed class SocketOutput : PipeWriter
     /// <summary>Whether <paramref name="piece"/> goes by send(2) from its array rather than by sendfile(2).</summary>
     private bool GoesFromMemory(Piece piece, int fd) => piece.Array is not null && (piece.File is null || !CanSendFile(fd));
 
-    private unsafe nint SendFile(int fd, FileBody file)
+    private unsafe nint SendFile(int fd, FileBody file, Piece piece)
     {
         var added = false;
         try
         {
             file.DangerousAddRef(ref added);
-            var offset = _offset;
+            var offset = piece.Start + _offset;
 
             // At most 1 GiB a call: sendfile's own limit is just under 2 GiB.
-            return Libc.sendfile(fd, (int)file.DangerousGetHandle(), &offset, (nuint)Math.Min(file.Length - _offset, 1 << 30));
+            return Libc.sendfile(fd, (int)file.DangerousGetHandle(), &offset, (nuint)Math.Min(piece.Length - _offset, 1 << 30));
         }
         finally
         {
@@ -434,8 +443,8 @@ internal sealed class SocketOutput : PipeWriter
         }
     }
 
-    /// <summary>Reads <paramref name="count"/> bytes of <paramref name="file"/> from the send's offset.</summary>
-    private unsafe bool ReadFully(FileBody file, byte[] buffer, int count)
+    /// <summary>Reads <paramref name="count"/> bytes of <paramref name="file"/> from <paramref name="offset"/>.</summary>
+    private static unsafe bool ReadFully(FileBody file, byte[] buffer, int count, long offset)
     {
         var added = false;
         try
@@ -446,7 +455,7 @@ internal sealed class SocketOutput : PipeWriter
             {
                 while (done < count)
                 {
-                    var read = Libc.pread((int)file.DangerousGetHandle(), start + done, (nuint)(count - done), _offset + done);
+                    var read = Libc.pread((int)file.DangerousGetHandle(), start + done, (nuint)(count - done), offset + done);
                     if (read < 0 && Marshal.GetLastPInvokeError() == Libc.Interrupted)
                     {
                         continue;
@@ -545,10 +554,15 @@ internal sealed class SocketOutput : PipeWriter
         _written = 0;
     }
 
-    /// <summary>Bytes to send: a buffer, a body's array, or a body's file (with its array when it is held in memory too).</summary>
-    private readonly struct Piece(byte[]? array, long length, bool rented, FileBody? file)
+    /// <summary>
+    /// Bytes to send: a buffer, a body's array, or a body's file (with its array when it is held
+    /// in memory too); <see cref="Length"/> bytes from <see cref="Start"/> in the array or file.
+    /// </summary>
+    private readonly struct Piece(byte[]? array, long start, long length, bool rented, FileBody? file)
     {
         public byte[]? Array { get; } = array;
+
+        public long Start { get; } = start;
 
         public long Length { get; } = length;
 

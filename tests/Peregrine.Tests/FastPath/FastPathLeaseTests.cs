@@ -34,7 +34,7 @@ public sealed class FastPathLeaseTests
         using var requests = new HostingRequests(session.Host.Services);
 
         // One at a time, then the same again pipelined.
-        var sequence = new[] { Get("/a.txt"), Get("/missing"), Get("/a.txt"), Get("/a.txt", "Range: bytes=5-9\r\n"), Get("/a.txt") };
+        var sequence = new[] { Get("/a.txt"), Get("/missing"), Get("/a.txt"), Get("/a.txt", "If-Match: *\r\nRange: bytes=5-9\r\n"), Get("/a.txt") };
         var responses = new List<Response>();
         foreach (var request in sequence)
         {

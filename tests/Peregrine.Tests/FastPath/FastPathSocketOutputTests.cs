@@ -34,16 +34,23 @@ public sealed class FastPathSocketOutputTests
         await using var host = await PeregrineHost.StartAsync(tree.Root, options => options.Watch.Enabled = false, fastPath: true);
         var etag = (await RawHttp.SendAsync(host.Address, "/f70000.bin")).Headers.Split("\r\n").Single(h => h.StartsWith("ETag: ", StringComparison.Ordinal))[6..];
 
-        // A fixed shuffle of GETs, HEADs and a 304, then a range request (Kestrel's), then a GET
-        // that Kestrel answers too, since it has the connection from then on.
+        // A fixed shuffle of GETs, HEADs, single byte ranges (sent from an offset, by sendfile
+        // too) and a 304, then a range under If-Match (Kestrel's, lent to it), then a GET the
+        // fast path answers again.
         var random = new Random(7);
         var expected = new List<(int Status, byte[] Body)>();
         var request = new StringBuilder();
         for (var i = 0; i < 60; i++)
         {
             var path = files.Keys.ElementAt(random.Next(files.Count));
-            switch (random.Next(6))
+            switch (random.Next(7))
             {
+                case 2 when files[path].Length != 0:
+                    var first = random.Next(files[path].Length);
+                    var last = Math.Min(files[path].Length - 1, first + random.Next(2) * random.Next(files[path].Length));
+                    request.Append($"GET {path} HTTP/1.1\r\nHost: x\r\nRange: bytes={first}-{last}\r\n\r\n");
+                    expected.Add((206, files[path][first..(last + 1)]));
+                    break;
                 case 0:
                     request.Append($"HEAD {path} HTTP/1.1\r\nHost: x\r\n\r\n");
                     expected.Add((200, []));
@@ -59,7 +66,13 @@ public sealed class FastPathSocketOutputTests
             }
         }
 
-        request.Append("GET /f70000.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=10-19\r\n\r\n");
+        foreach (var (path, first, last) in new[] { ("/f750000.bin", 100_000, 399_999), ("/f70000.bin", 50_000, 69_999), ("/f750000.bin", 749_999, 749_999) })
+        {
+            request.Append($"GET {path} HTTP/1.1\r\nHost: x\r\nRange: bytes={first}-{last}\r\n\r\n");
+            expected.Add((206, files[path][first..(last + 1)]));
+        }
+
+        request.Append("GET /f70000.bin HTTP/1.1\r\nHost: x\r\nIf-Match: *\r\nRange: bytes=10-19\r\n\r\n");
         expected.Add((206, files["/f70000.bin"][10..20]));
         request.Append("GET /f750000.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         expected.Add((200, files["/f750000.bin"]));
@@ -233,13 +246,35 @@ public sealed class FastPathSocketOutputTests
         Assert.False(responses.HandedOff);
     }
 
-    private static async Task<(int Status, byte[] Body, bool HandedOff)> GetAsync(PeregrineHost host, HandOffRecorder recorder, string path)
+    [NativeFact("cachestat(2) and private copies")]
+    public async Task AByteRangeOfAFileOnDisk_GoesBySendfileFromItsPrivateCopy_FromItsOffset()
+    {
+        using var tree = new TempTree();
+        var large = Pattern(3_000_000, seed: 5);
+        tree.Write("large.bin", large);
+        var recorder = new HandOffRecorder();
+        await using var host = await PeregrineHost.StartAsync(tree.Root, fastPath: true, behindFastPath: recorder.Install);
+        var catalog = host.Services.GetRequiredService<FileCatalog>();
+        Assert.True(catalog.Current!.TryFind("/large.bin", out var entry));
+        Assert.True(catalog.HoldsCopy(entry.Identity.PhysicalPath), "the file is streamed from a private copy");
+        await RawHttp.SendAsync(host.Address, "/large.bin");
+
+        foreach (var (range, first, last) in new[] { ("1000000-2999999", 1_000_000, 2_999_999), ("-10", 2_999_990, 2_999_999), ("7-7", 7, 7), ("2500000-", 2_500_000, 2_999_999) })
+        {
+            var (status, body, handedOff) = await GetAsync(host, recorder, "/large.bin", $"Range: bytes={range}\r\n");
+            Assert.Equal(206, status);
+            Assert.Equal(large[first..(last + 1)], body);
+            Assert.False(handedOff);
+        }
+    }
+
+    private static async Task<(int Status, byte[] Body, bool HandedOff)> GetAsync(PeregrineHost host, HandOffRecorder recorder, string path, string fields = "")
     {
         using var client = new TcpClient();
         await client.ConnectAsync(host.Address.Host, host.Address.Port);
         var port = ((System.Net.IPEndPoint)client.Client.LocalEndPoint!).Port;
         var stream = client.GetStream();
-        await stream.WriteAsync(Encoding.ASCII.GetBytes($"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+        await stream.WriteAsync(Encoding.ASCII.GetBytes($"GET {path} HTTP/1.1\r\nHost: x\r\n{fields}Connection: close\r\n\r\n"));
         using var all = new MemoryStream();
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
         await stream.CopyToAsync(all, timeout.Token);

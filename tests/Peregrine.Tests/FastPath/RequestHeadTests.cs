@@ -76,8 +76,8 @@ public sealed class RequestHeadTests
     [InlineData("GET /index.html HTTP/1.1\r\nHost: example.com:\r\n", "Incomplete")]
     [InlineData("POST /index.html HTTP/1.1\r\nHost: example.com:\r\n", "Incomplete")]
     [InlineData("POST /index.html HTTP/1.1\r\n", "HandOff")]
-    // A range is Kestrel's to answer, but the head may be lent to it whole: it is waited for.
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n", "Incomplete")]
+    // A precondition is Kestrel's to answer, but the head may be lent to it whole: it is waited for.
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Range: \"a\"\r\n", "Incomplete")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n", "HandOff")]
     [InlineData("CONNECT x:1 HTTP/1.1\r\n", "Incomplete")]
     [InlineData("CONNECT x:1 HTTP/1.1\r\nHost: x\r\n", "Incomplete")]
@@ -212,6 +212,21 @@ public sealed class RequestHeadTests
     }
 
     [Fact]
+    public void Read_OneRangeLine_IsKeptTrimmed_AndAnEmptyOneIsStillOne()
+    {
+        Assert.True(Read("GET /a HTTP/1.1\r\nHost: x\r\nrange: \tbytes=0-9, -5 \r\n\r\n"u8, out var request));
+        Assert.True(request.HasRange);
+        Assert.Equal("bytes=0-9, -5", Encoding.ASCII.GetString(request.Range));
+
+        Assert.True(Read("GET /a HTTP/1.1\r\nHost: x\r\nRange:\r\n\r\n"u8, out request));
+        Assert.True(request.HasRange);
+        Assert.True(request.Range.IsEmpty);
+
+        Assert.True(Read("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"u8, out request));
+        Assert.False(request.HasRange);
+    }
+
+    [Fact]
     public void Read_EmptyAcceptEncoding_IsKeptAsIdentityOnly()
     {
         Assert.True(Read("GET /a HTTP/1.1\r\nHost: x\r\nAccept-Encoding:\r\n\r\n"u8, out var request));
@@ -303,7 +318,8 @@ public sealed class RequestHeadTests
     [InlineData("GET /index.html HTTP/1.1\r\nHost: [::]\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: a*b\r\n\r\n")]
     // Fields that need the full stack, or a second copy of one the fast path reads.
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\nRange: bytes=0-1\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange:\r\nRange: bytes=0-1\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Range: \"a\"\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Match: \"a\"\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Unmodified-Since: x\r\n\r\n")]
@@ -362,7 +378,8 @@ public sealed class RequestHeadTests
     [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\n", true, true)]
     [InlineData("HEAD /a.txt?v=1 HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n", true, true)]
     // Kestrel's fields, with nothing that changes the framing: lent, whatever comes after them.
-    [InlineData("GET /a.txt HTTP/1.1\r\nRange: bytes=0-1\r\nHost: x\r\nAccept: */*\r\n", false, true)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nRange: bytes=0-1\r\nHost: x\r\nAccept: */*\r\n", true, true)]
+    [InlineData("GET /a.txt HTTP/1.1\r\nRange: bytes=0-1\r\nHost: x\r\nRange: bytes=0-1\r\n", false, true)]
     [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nIf-Match: \"a\"\r\nIf-Range: \"a\"\r\nIf-Unmodified-Since: x\r\n", false, true)]
     [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"a\"\r\nIf-None-Match: \"b\"\r\n", false, true)]
     [InlineData("GET /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n", true, true)]

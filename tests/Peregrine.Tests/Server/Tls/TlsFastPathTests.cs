@@ -62,6 +62,28 @@ public sealed class TlsFastPathTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Http11OverTls_OneByteRange_AnsweredBelowKestrelWith206()
+    {
+        using var requests = new HostingRequests(_server.App.Services);
+        await using var tls = await ConnectAsync(SslApplicationProtocol.Http11);
+        await tls.WriteAsync(Encoding.ASCII.GetBytes(
+            "GET /mid.js HTTP/1.1\r\nHost: localhost\r\nRange: bytes=100-199\r\n\r\n"
+            + "GET /large.bin HTTP/1.1\r\nHost: localhost\r\nRange: bytes=-70000\r\n\r\n"));
+
+        var mid = await ReadResponseAsync(tls);
+        var large = await ReadResponseAsync(tls);
+
+        Assert.Equal(206, mid.Status);
+        Assert.Contains($"\r\nContent-Range: bytes 100-199/{_content["mid.js"].Length}\r\n", mid.Head, StringComparison.Ordinal);
+        Assert.Equal(_content["mid.js"][100..200], mid.Body);
+        Assert.Equal(206, large.Status);
+        var length = _content["large.bin"].Length;
+        Assert.Contains($"\r\nContent-Range: bytes {length - 70000}-{length - 1}/{length}\r\n", large.Head, StringComparison.Ordinal);
+        Assert.Equal(_content["large.bin"][^70000..], large.Body);
+        Assert.Equal(0, requests.Count);
+    }
+
+    [Fact]
     public async Task Http11OverTls_RequestsTheFastPathDoesNotTake_GoToKestrel_AndTheConnectionComesBack()
     {
         using var requests = new HostingRequests(_server.App.Services);
@@ -69,7 +91,7 @@ public sealed class TlsFastPathTests : IAsyncLifetime
         await tls.WriteAsync(Encoding.ASCII.GetBytes(
             "GET /small.html HTTP/1.1\r\nHost: localhost\r\n\r\n"
             + "GET /disk.bin HTTP/1.1\r\nHost: localhost\r\n\r\n"
-            + "GET /mid.js HTTP/1.1\r\nHost: localhost\r\nRange: bytes=100-199\r\n\r\n"
+            + "GET /mid.js HTTP/1.1\r\nHost: localhost\r\nIf-Match: *\r\nRange: bytes=100-199\r\n\r\n"
             + "GET /large.bin HTTP/1.1\r\nHost: localhost\r\n\r\n"));
 
         var small = await ReadResponseAsync(tls);
@@ -86,8 +108,8 @@ public sealed class TlsFastPathTests : IAsyncLifetime
         Assert.Equal(200, large.Status);
         Assert.Equal(_content["large.bin"], large.Body);
 
-        // Kestrel answers the disk file and the range, lent to it one at a time; the file after
-        // them is the fast path's again.
+        // Kestrel answers the disk file and the range under If-Match, lent to it one at a time;
+        // the file after them is the fast path's again.
         Assert.Equal(2, requests.Count);
     }
 
