@@ -65,6 +65,12 @@ await using (var ceiling = await StartAsync(useCeiling: true))
     results.Add(("HEAD 200", await MeasureAsync(peregrine.Port, head), await MeasureAsync(fastPath.Port, head), await MeasureAsync(ceiling.Port, head)));
     var getLarge = Request("GET", "", "/large.webp");
     results.Add(("GET 200 (133,120 B, in memory)", await MeasureAsync(peregrine.Port, getLarge), await MeasureAsync(fastPath.Port, getLarge), await MeasureAsync(ceiling.Port, getLarge)));
+
+    // One byte range (206): the ceiling's row is the GET of the same file, a 200.
+    var range = Request("GET", "Range: bytes=100-1099\r\n");
+    results.Add(("GET 206 (1,000 B of 3,348 B)", await MeasureAsync(peregrine.Port, range), await MeasureAsync(fastPath.Port, range), await MeasureAsync(ceiling.Port, get)));
+    var rangeLarge = Request("GET", "Range: bytes=20000-119999\r\n", "/large.webp");
+    results.Add(("GET 206 (100,000 B of 133,120 B)", await MeasureAsync(peregrine.Port, rangeLarge), await MeasureAsync(fastPath.Port, rangeLarge), await MeasureAsync(ceiling.Port, getLarge)));
 }
 
 // The fast path answers below Kestrel's HTTP layer, so it can allocate less than the ceiling,

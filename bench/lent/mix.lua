@@ -4,6 +4,8 @@
 --   hit     the 3,348-byte file only (the fast path answers every request);
 --   miss    nine requests for it, then one for a path that does not exist (404);
 --   range   nine requests for the 31,744-byte file, then one for 1,000 bytes of it (Range);
+--   ranges  the 31,744-byte file in three ranges, one request each, as a download
+--           accelerator fetches it;
 --   misses  the missing path only (no request is the fast path's).
 -- Requests are formatted in init(), once wrk has set the thread's Host header.
 local mix = os.getenv("MIX") or "miss"
@@ -21,8 +23,12 @@ init = function(_)
   elseif mix == "range" then
     for _ = 1, 9 do requests[#requests + 1] = wrk.format("GET", large) end
     requests[#requests + 1] = wrk.format("GET", large, { ["Range"] = "bytes=100-1099" })
+  elseif mix == "ranges" then
+    for _, range in ipairs({ "bytes=0-10239", "bytes=10240-20479", "bytes=20480-" }) do
+      requests[#requests + 1] = wrk.format("GET", large, { ["Range"] = range })
+    end
   else
-    error("MIX must be hit, miss, range or misses, not " .. mix)
+    error("MIX must be hit, miss, range, ranges or misses, not " .. mix)
   end
 end
 
