@@ -3,6 +3,7 @@ using System.Globalization;
 using System.IO.Pipelines;
 using System.Text;
 using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Primitives;
 using Peregrine.Conditional;
 using Peregrine.Indexing;
 using Peregrine.Negotiation;
@@ -85,12 +86,23 @@ internal sealed partial class Http1FastPath
         var notModified = precondition == PreconditionResult.NotModified;
 
         // As the middleware (PeregrineMiddleware.Serve): a Range after the preconditions, on a
-        // GET only (RFC 9110 §14.2), read against the selected representation. One satisfiable
-        // range is answered here with 206; an ignored Range, with the whole; several ranges, or
-        // none satisfiable (416), are Kestrel's.
+        // GET only (RFC 9110 §14.2), read against the selected representation when If-Range, if
+        // any, holds. One satisfiable range is answered here with 206; an ignored Range, with the
+        // whole; several ranges, or none satisfiable (416), are Kestrel's.
         var range = default(ByteRange);
         var partial = false;
-        if (request.HasRange && !notModified && !request.IsHead)
+        var ranged = request.HasRange && !notModified && !request.IsHead;
+        if (ranged && request.HasIfRange)
+        {
+            if (IfRangeHolds(request.IfRange, representation.ETag, entry.LastModifiedHeader) is not { } holds)
+            {
+                return false;
+            }
+
+            ranged = holds;
+        }
+
+        if (ranged)
         {
             if (request.Range.Length > MaxRangeChars)
             {
@@ -203,6 +215,27 @@ internal sealed partial class Http1FastPath
     /// Content-Range (RFC 9110 §14.4), then the 200's fields, as the middleware's <c>SendRange</c>
     /// writes them.
     /// </summary>
+    /// <summary>
+    /// RFC 9110 §13.1.5 as <see cref="ConditionalRequest.IfRangeHolds"/> decides it: a strong
+    /// entity tag holds when it is the representation's; a weak one never does. A date holds
+    /// when it is Last-Modified; the fast path is sure of that only when it is the header's
+    /// text verbatim, and leaves any other date to the middleware (null).
+    /// </summary>
+    private static bool? IfRangeHolds(ReadOnlySpan<byte> ifRange, StringValues etag, StringValues lastModifiedHeader)
+    {
+        if (ifRange.StartsWith("W/"u8))
+        {
+            return false;
+        }
+
+        if (!ifRange.IsEmpty && ifRange[0] == '"')
+        {
+            return Ascii.Equals(ifRange, etag.ToString());
+        }
+
+        return Ascii.Equals(ifRange, lastModifiedHeader.ToString()) ? true : null;
+    }
+
     private static void PutPartialHead(SocketOutput? socket, PipeWriter output, ResponseBlocks blocks, ByteRange range, long length)
     {
         // Three numbers of at most 19 digits each, and the text around them.

@@ -66,6 +66,11 @@ internal ref struct RequestHead
     public bool HasRange;
 
     public ReadOnlySpan<byte> Range;
+
+    /// <summary>The head has one If-Range line, whose value is <see cref="IfRange"/>.</summary>
+    public bool HasIfRange;
+
+    public ReadOnlySpan<byte> IfRange;
     public bool HasOrigin;
     private bool _hasContentLength;
 
@@ -353,7 +358,17 @@ internal ref struct RequestHead
                 request.HasRange = true;
                 request.Range = value;
                 return true;
-            case 8 when Is(name, "If-Match"u8) || Is(name, "If-Range"u8):
+            case 8 when Is(name, "If-Range"u8):
+                // As Range: one line is read (Http1FastPath.TryRespond decides what it can).
+                if (request.HasIfRange)
+                {
+                    return false;
+                }
+
+                request.HasIfRange = true;
+                request.IfRange = value;
+                return true;
+            case 8 when Is(name, "If-Match"u8):
             case 19 when Is(name, "If-Unmodified-Since"u8):
                 // Kestrel's to answer; the connection may go on with the fast path after it.
                 return false;

@@ -77,7 +77,7 @@ public sealed class RequestHeadTests
     [InlineData("POST /index.html HTTP/1.1\r\nHost: example.com:\r\n", "Incomplete")]
     [InlineData("POST /index.html HTTP/1.1\r\n", "HandOff")]
     // A precondition is Kestrel's to answer, but the head may be lent to it whole: it is waited for.
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Range: \"a\"\r\n", "Incomplete")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Match: \"a\"\r\n", "Incomplete")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n", "HandOff")]
     [InlineData("CONNECT x:1 HTTP/1.1\r\n", "Incomplete")]
     [InlineData("CONNECT x:1 HTTP/1.1\r\nHost: x\r\n", "Incomplete")]
@@ -227,6 +227,14 @@ public sealed class RequestHeadTests
     }
 
     [Fact]
+    public void Read_OneIfRangeLine_IsKept()
+    {
+        Assert.True(Read("GET /a HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\nIf-Range:  \"a\" \r\n\r\n"u8, out var request));
+        Assert.True(request.HasIfRange);
+        Assert.Equal("\"a\"", Encoding.ASCII.GetString(request.IfRange));
+    }
+
+    [Fact]
     public void Read_EmptyAcceptEncoding_IsKeptAsIdentityOnly()
     {
         Assert.True(Read("GET /a HTTP/1.1\r\nHost: x\r\nAccept-Encoding:\r\n\r\n"u8, out var request));
@@ -320,7 +328,7 @@ public sealed class RequestHeadTests
     // Fields that need the full stack, or a second copy of one the fast path reads.
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\nRange: bytes=0-1\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nRange:\r\nRange: bytes=0-1\r\n\r\n")]
-    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Range: \"a\"\r\n\r\n")]
+    [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Range: \"a\"\r\nIf-Range: \"a\"\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Match: \"a\"\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Unmodified-Since: x\r\n\r\n")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n")]

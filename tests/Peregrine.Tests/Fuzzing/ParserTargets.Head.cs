@@ -80,6 +80,8 @@ public static partial class ParserTargets
 
         var hosts = 0;
         var contentLengths = 0;
+        var ranges = 0;
+        var ifRanges = 0;
         var closing = false;
         foreach (var field in lines.Skip(1))
         {
@@ -87,8 +89,10 @@ public static partial class ParserTargets
             Check(match.Success, "an answered field line is token ':' OWS visible text OWS", input);
             var name = match.Groups["name"].Value.ToLowerInvariant();
             var value = match.Groups["value"].Value;
-            Check(name is not ("transfer-encoding" or "upgrade" or "expect" or "range" or "if-range" or "if-match" or "if-unmodified-since"), "no field that needs the full stack", input);
+            Check(name is not ("transfer-encoding" or "upgrade" or "expect" or "if-match" or "if-unmodified-since"), "no field that needs the full stack", input);
             hosts += name == "host" ? 1 : 0;
+            ranges += name == "range" ? 1 : 0;
+            ifRanges += name == "if-range" ? 1 : 0;
             if (name == "host")
             {
                 Check(HostGrammar().IsMatch(value), "Host is a host name or IPv6 literal with an optional port", input);
@@ -108,6 +112,7 @@ public static partial class ParserTargets
 
         Check(hosts == 1, "exactly one Host", input);
         Check(contentLengths <= 1, "at most one Content-Length", input);
+        Check(ranges <= 1 && ifRanges <= 1, "at most one Range and one If-Range (the fast path reads one line of each)", input);
         Check(close == closing, "Connection: close is read as Kestrel reads it", input);
     }
 

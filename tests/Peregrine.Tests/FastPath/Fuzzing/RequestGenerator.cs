@@ -117,6 +117,7 @@ internal sealed class RequestGenerator(Random random, FuzzTarget target)
         16 => "Accept-Language: en-GB,en;q=0.9",
         17 => "Sec-Fetch-Mode: " + Pick(["navigate", "no-cors", "cors"]),
         18 => "Referer: http://x/index.html",
+        20 => "If-Range: " + Pick([_target.Pair.ETag, "W/" + _target.Pair.ETag, "\"x\"", _target.Pair.LastModified, "Sat, 01 Jan 2000 00:00:00 GMT", ""]),
         19 => "Range: " + Pick(["bytes=0-9", "bytes=-100", "bytes=100-", "bytes=0-", "bytes=5-5", "bytes=0-9,20-29", "bytes=0-0,-1", "bytes=99999-",
             "bytes=9-0", "items=0-9", "", "bytes=0-9, 500-999", "BYTES = 0-9", "bytes=-0", "bytes=1-2,999999-", "bytes=0-9\t"]),
         _ => $"X-Fuzz-{_random.Next(100)}: {new string('v', _random.Next(30))}",
