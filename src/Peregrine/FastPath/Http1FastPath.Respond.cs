@@ -211,11 +211,6 @@ internal sealed partial class Http1FastPath
     }
 
     /// <summary>
-    /// A 206's head but the Date line and Connection: its status line, Content-Length and
-    /// Content-Range (RFC 9110 §14.4), then the 200's fields, as the middleware's <c>SendRange</c>
-    /// writes them.
-    /// </summary>
-    /// <summary>
     /// RFC 9110 §13.1.5 as <see cref="ConditionalRequest.IfRangeHolds"/> decides it: a strong
     /// entity tag holds when it is the representation's; a weak one never does. A date holds
     /// when it is Last-Modified; the fast path is sure of that only when it is the header's
@@ -236,6 +231,11 @@ internal sealed partial class Http1FastPath
         return Ascii.Equals(ifRange, lastModifiedHeader.ToString()) ? true : null;
     }
 
+    /// <summary>
+    /// A 206's head but the Date line and Connection: its status line, Content-Length and
+    /// Content-Range (RFC 9110 §14.4), then the 200's fields, as the middleware's <c>SendRange</c>
+    /// writes them.
+    /// </summary>
     private static void PutPartialHead(SocketOutput? socket, PipeWriter output, ResponseBlocks blocks, ByteRange range, long length)
     {
         // Three numbers of at most 19 digits each, and the text around them.

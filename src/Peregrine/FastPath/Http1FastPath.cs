@@ -16,9 +16,10 @@ namespace Peregrine.FastPath;
 /// <summary>
 /// Answers plain HTTP/1.1 and HTTP/1.0 GETs and HEADs for files held in memory straight from the
 /// connection, below Kestrel's HTTP layer: the request head is parsed in place, the response is a
-/// header block encoded when the file was first served, the Date line and the bytes. One byte range of such a file is answered too (206).
-/// Everything else (a path not in memory, several ranges, a body, a percent-encoded path, an unknown precondition,
-/// HTTP/1.0 without Host, HTTP/2, a malformed head) is Kestrel's, through the normal pipeline: a
+/// header block encoded when the file was first served, the Date line and the bytes; one byte
+/// range of such a file is answered too (206). Everything else (a path not in memory, several
+/// ranges, a body, a percent-encoded path, an unknown precondition, HTTP/1.0 without Host,
+/// HTTP/2, a malformed head) is Kestrel's, through the normal pipeline: a
 /// body-less GET or HEAD read whole is lent to it (<see cref="KestrelLease"/>) and the connection
 /// is read on here once Kestrel has answered; any other request is handed to Kestrel before a
 /// single byte of it is consumed, with the rest of the connection. The responses are the middleware's: both write one <see cref="ResponseFields"/>.

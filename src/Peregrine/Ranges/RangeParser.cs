@@ -84,12 +84,7 @@ internal static class RangeParser
     /// <see cref="RangeOutcome.Partial"/>.</param>
     public static RangeOutcome Parse(StringValues range, long length, Span<ByteRange> destination, out int count)
     {
-        ArgumentOutOfRangeException.ThrowIfNegative(length);
-        if (destination.Length < MaxRanges)
-        {
-            ThrowDestinationTooSmall(nameof(destination));
-        }
-
+        CheckArguments(length, destination);
         count = 0;
 
         // Range is one ranges-specifier, not a list (§14.2): two field lines cannot be combined
@@ -108,12 +103,7 @@ internal static class RangeParser
     /// </summary>
     public static RangeOutcome Parse(ReadOnlySpan<char> range, long length, Span<ByteRange> destination, out int count)
     {
-        ArgumentOutOfRangeException.ThrowIfNegative(length);
-        if (destination.Length < MaxRanges)
-        {
-            ThrowDestinationTooSmall(nameof(destination));
-        }
-
+        CheckArguments(length, destination);
         count = 0;
         var value = range.Trim(" \t");
 
@@ -334,6 +324,15 @@ internal static class RangeParser
         }
 
         return consumed > 0;
+    }
+
+    private static void CheckArguments(long length, Span<ByteRange> destination)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(length);
+        if (destination.Length < MaxRanges)
+        {
+            ThrowDestinationTooSmall(nameof(destination));
+        }
     }
 
     private static void ThrowDestinationTooSmall(string paramName) =>
