@@ -348,26 +348,11 @@ internal ref struct RequestHead
                 hosts++;
                 return IsPlainHost(value) || Unlendable(ref request);
             case 5 when Is(name, "Range"u8):
-                // One line, empty or not, is the fast path's to read (Http1FastPath.TryRespond
-                // answers a single range and lends the rest); two are Kestrel's.
-                if (request.HasRange)
-                {
-                    return false;
-                }
-
-                request.HasRange = true;
-                request.Range = value;
-                return true;
+                // One line of each, empty or not, is the fast path's to read
+                // (Http1FastPath.TryRespond answers a single range and lends the rest).
+                return RememberOnce(ref request.HasRange, ref request.Range, value);
             case 8 when Is(name, "If-Range"u8):
-                // As Range: one line is read (Http1FastPath.TryRespond decides what it can).
-                if (request.HasIfRange)
-                {
-                    return false;
-                }
-
-                request.HasIfRange = true;
-                request.IfRange = value;
-                return true;
+                return RememberOnce(ref request.HasIfRange, ref request.IfRange, value);
             case 8 when Is(name, "If-Match"u8):
             case 19 when Is(name, "If-Unmodified-Since"u8):
                 // Kestrel's to answer; the connection may go on with the fast path after it.
@@ -428,6 +413,19 @@ internal ref struct RequestHead
             return false;
         }
 
+        slot = value;
+        return true;
+    }
+
+    /// <summary>Keeps a field's value, empty or not, and whether it came; a second line is Kestrel's.</summary>
+    private static bool RememberOnce(ref bool seen, ref ReadOnlySpan<byte> slot, ReadOnlySpan<byte> value)
+    {
+        if (seen)
+        {
+            return false;
+        }
+
+        seen = true;
         slot = value;
         return true;
     }
