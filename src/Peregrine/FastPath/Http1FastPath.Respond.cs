@@ -3,7 +3,6 @@ using System.Globalization;
 using System.IO.Pipelines;
 using System.Text;
 using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.Primitives;
 using Peregrine.Conditional;
 using Peregrine.Indexing;
 using Peregrine.Negotiation;
@@ -94,12 +93,10 @@ internal sealed partial class Http1FastPath
         var ranged = request.HasRange && !notModified && !request.IsHead;
         if (ranged && request.HasIfRange)
         {
-            if (IfRangeHolds(request.IfRange, representation.ETag, entry.LastModifiedHeader) is not { } holds)
+            if (!ConditionalRequest.TryEvaluateIfRange(request.IfRange, representation.ETag, entry.LastModifiedHeader, out ranged))
             {
                 return false;
             }
-
-            ranged = holds;
         }
 
         if (ranged)
@@ -208,27 +205,6 @@ internal sealed partial class Http1FastPath
         {
             output.Write(bytes);
         }
-    }
-
-    /// <summary>
-    /// RFC 9110 §13.1.5 as <see cref="ConditionalRequest.IfRangeHolds"/> decides it: a strong
-    /// entity tag holds when it is the representation's; a weak one never does. A date holds
-    /// when it is Last-Modified; the fast path is sure of that only when it is the header's
-    /// text verbatim, and leaves any other date to the middleware (null).
-    /// </summary>
-    private static bool? IfRangeHolds(ReadOnlySpan<byte> ifRange, StringValues etag, StringValues lastModifiedHeader)
-    {
-        if (ifRange.StartsWith("W/"u8))
-        {
-            return false;
-        }
-
-        if (!ifRange.IsEmpty && ifRange[0] == '"')
-        {
-            return Ascii.Equals(ifRange, etag.ToString());
-        }
-
-        return Ascii.Equals(ifRange, lastModifiedHeader.ToString()) ? true : null;
     }
 
     /// <summary>
