@@ -487,17 +487,19 @@ def section(run, args):
         lines.append(text + ".")
     lines.append("")
     gcs = [f"{k[3:]}: {v}" for k, v in env.items() if k.startswith("gc.")]
+    h2_warm = (f" (and {env.get('h2_warmup')} s of HTTP/2 where a phase has HTTP/2 cells)"
+               if env.get("h2_warmup") not in (None, "", "0") else "")
     lines.append(
         (
             f"Method: every server up at once, each on its own ports, all pinned to CPU 0 (`taskset -c 0`), load generator on CPU 1, "
             f"all on 127.0.0.1. {env.get('reps')} repetition(s) interleaved by cell (`--by-cell`: each cell is measured on every "
             f"server in turn, seconds apart, the order rotated each repetition, while the others sit idle); "
-            f"{env.get('server_warmup')} s warm-up over all files after each start, {env.get('cell_warmup')} s warm-up with the "
+            f"{env.get('server_warmup')} s warm-up over all files after each start{h2_warm}, {env.get('cell_warmup')} s warm-up with the "
             f"cell's own requests before each run, then {env.get('duration')} s measured. "
             if env.get("interleave") == "cells" else
             f"Method: each server alone, pinned to CPU 0 (`taskset -c 0`), load generator on CPU 1, all on 127.0.0.1. "
             f"{env.get('reps')} repetition(s) interleaved across servers (each repetition starts every server in turn); "
-            f"{env.get('server_warmup')} s warm-up over all files after each start, {env.get('cell_warmup')} s warm-up per file, "
+            f"{env.get('server_warmup')} s warm-up over all files after each start{h2_warm}, {env.get('cell_warmup')} s warm-up per file, "
             f"then {env.get('duration')} s measured per cell. "
         ) +
         f"HTTP/1.1: `wrk -t1 -cN` keep-alive. "
