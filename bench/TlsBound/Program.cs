@@ -6,22 +6,27 @@ using System.Net.Sockets;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using System.Text;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Microsoft.Extensions.Logging.Abstractions;
 
 // The least a managed HTTPS/1.1 server does per request: SslStream, one fixed response per
-// request head, nothing else. Two ways under the TLS stream:
+// request head, nothing else. Three ways under it:
 //   socket   the stream reads and writes the socket (NetworkStream);
 //   kestrel  it reads through Kestrel's socket transport (its receive loop and input pipe, as
 //            under Kestrel's HttpsConnectionMiddleware) and writes the socket, as Peregrine's
-//            Tls/EncryptedOutput does.
-// bench/TlsBound/run measures both beside Peregrine and nginx. Not a server: no parsing, no
+//            Tls/EncryptedOutput does;
+//   https    Kestrel's own: its socket transport (inline scheduling, as Peregrine's HTTP/1.1 TLS
+//            connections), its connection and HttpsConnectionMiddleware, and a connection
+//            middleware that answers from the TLS pipe, where Peregrine's fast path sits.
+// bench/TlsBound/run measures them beside Peregrine and nginx. Not a server: no parsing, no
 // timeouts, no limits; for measurement on 127.0.0.1 only.
 //
-//   peregrine-tls-bound socket|kestrel PORT FILE CERT.pem KEY.pem
-if (args.Length != 5 || args[0] is not ("socket" or "kestrel"))
+//   peregrine-tls-bound socket|kestrel|https PORT FILE CERT.pem KEY.pem
+if (args.Length != 5 || args[0] is not ("socket" or "kestrel" or "https"))
 {
-    Console.Error.WriteLine("usage: peregrine-tls-bound socket|kestrel PORT FILE CERT.pem KEY.pem");
+    Console.Error.WriteLine("usage: peregrine-tls-bound socket|kestrel|https PORT FILE CERT.pem KEY.pem");
     return 2;
 }
 
@@ -43,6 +48,26 @@ var options = new SslServerAuthenticationOptions
     ServerCertificateContext = SslStreamCertificateContext.Create(certificate, null),
     EnabledSslProtocols = SslProtocols.Tls13,
 };
+
+if (args[0] == "https")
+{
+    var builder = WebApplication.CreateSlimBuilder();
+    builder.Logging.ClearProviders();
+    builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
+    builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, port, listen =>
+    {
+        listen.Protocols = HttpProtocols.Http1;
+        listen.UseHttps(https =>
+        {
+            https.ServerCertificate = certificate;
+            https.SslProtocols = SslProtocols.Tls13;
+        });
+        listen.Use(_ => AnswerAsync);
+    }));
+    await using var app = builder.Build();
+    await app.RunAsync();
+    return 0;
+}
 using var transport = new SocketConnectionContextFactory(new SocketConnectionFactoryOptions { UnsafePreferInlineScheduling = true }, NullLogger.Instance);
 using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
 listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
@@ -54,6 +79,43 @@ while (true)
     socket.NoDelay = true;
     Stream inner = viaKestrel ? new TransportStream(transport.Create(socket).Transport.Input, socket) : new NetworkStream(socket, ownsSocket: true);
     _ = ServeAsync(new SslStream(inner));
+}
+
+// Answers each request head in the TLS pipe with the response, through Kestrel's output pipe.
+async Task AnswerAsync(ConnectionContext connection)
+{
+    var input = connection.Transport.Input;
+    var output = connection.Transport.Output;
+    try
+    {
+        while (true)
+        {
+            var result = await input.ReadAsync();
+            var buffer = result.Buffer;
+            var answered = 0;
+            while (buffer.PositionOf((byte)'\n') is { } end)
+            {
+                // A head ends with an empty line: count the heads by their "\r\n\r\n".
+                var line = buffer.Slice(0, end);
+                buffer = buffer.Slice(buffer.GetPosition(1, end));
+                if (line.Length <= 1)
+                {
+                    output.Write(response);
+                    answered++;
+                }
+            }
+
+            input.AdvanceTo(buffer.Start, buffer.End);
+            if (answered != 0 && (await output.FlushAsync()).IsCompleted || result.IsCompleted)
+            {
+                return;
+            }
+        }
+    }
+    catch (Exception e) when (e is IOException or ConnectionResetException or ConnectionAbortedException)
+    {
+        // The client went away.
+    }
 }
 
 async Task ServeAsync(SslStream tls)
