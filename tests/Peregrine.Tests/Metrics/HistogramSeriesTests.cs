@@ -58,4 +58,25 @@ public sealed class HistogramSeriesTests : IDisposable
         Assert.Equal(2, PrometheusText.Sample(text, "test_duration_seconds_count{http_response_status_code=\"200\"}"));
         Assert.Equal(1, PrometheusText.Sample(text, "test_duration_seconds_count{http_response_status_code=\"304\"}"));
     }
+
+    [Fact]
+    public void StringValues_AreComparedByTheirCharacters_NotTheirInstances()
+    {
+        // Equal strings made apart (not the same instance) are one series; strings that differ
+        // only in one character, or in order across tags, are not.
+        static KeyValuePair<string, object?>[] Tags(string method, string scheme)
+            => [new("http.request.method", method), new("http.response.status_code", 200), new("url.scheme", scheme)];
+
+        var text = Render(series =>
+        {
+            series.Record(0.001, Tags("GET", "https"));
+            series.Record(0.001, Tags(new string("GET".AsSpan()), new string("https".AsSpan())));
+            series.Record(0.001, Tags("GEU", "https"));
+            series.Record(0.001, Tags("https", "GET"));
+        });
+
+        Assert.Equal(2, PrometheusText.Sample(text, "test_duration_seconds_count{http_request_method=\"GET\",http_response_status_code=\"200\",url_scheme=\"https\"}"));
+        Assert.Equal(1, PrometheusText.Sample(text, "test_duration_seconds_count{http_request_method=\"GEU\",http_response_status_code=\"200\",url_scheme=\"https\"}"));
+        Assert.Equal(1, PrometheusText.Sample(text, "test_duration_seconds_count{http_request_method=\"https\",http_response_status_code=\"200\",url_scheme=\"GET\"}"));
+    }
 }
