@@ -19,14 +19,20 @@ using Microsoft.Extensions.Logging.Abstractions;
 //            Tls/EncryptedOutput does;
 //   https    Kestrel's own: its socket transport (inline scheduling, as Peregrine's HTTP/1.1 TLS
 //            connections), its connection and HttpsConnectionMiddleware, and a connection
-//            middleware that answers from the TLS pipe, where Peregrine's fast path sits.
+//            middleware that answers from the TLS pipe, where Peregrine's fast path sits;
+//   https-direct  the same, with the encrypted output sent to the socket from the TLS stream's
+//            buffer (as Peregrine's Tls/EncryptedOutput does) rather than through Kestrel's
+//            output pipe and send loop;
+//   terminated  TLS ended below Kestrel: a listener of its own does the handshake (SslStream
+//            over the socket) and hands Kestrel a connection whose transport is pipes over the
+//            stream; Kestrel's connection (no HttpsConnectionMiddleware) and the same answer.
 // bench/TlsBound/run measures them beside Peregrine and nginx. Not a server: no parsing, no
 // timeouts, no limits; for measurement on 127.0.0.1 only.
 //
-//   peregrine-tls-bound socket|kestrel|https PORT FILE CERT.pem KEY.pem
-if (args.Length != 5 || args[0] is not ("socket" or "kestrel" or "https"))
+//   peregrine-tls-bound socket|kestrel|https|https-direct|terminated PORT FILE CERT.pem KEY.pem
+if (args.Length != 5 || args[0] is not ("socket" or "kestrel" or "https" or "https-direct" or "terminated"))
 {
-    Console.Error.WriteLine("usage: peregrine-tls-bound socket|kestrel|https PORT FILE CERT.pem KEY.pem");
+    Console.Error.WriteLine("usage: peregrine-tls-bound socket|kestrel|https|https-direct|terminated PORT FILE CERT.pem KEY.pem");
     return 2;
 }
 
@@ -49,19 +55,38 @@ var options = new SslServerAuthenticationOptions
     EnabledSslProtocols = SslProtocols.Tls13,
 };
 
-if (args[0] == "https")
+if (args[0] is "https" or "https-direct" or "terminated")
 {
     var builder = WebApplication.CreateSlimBuilder();
     builder.Logging.ClearProviders();
     builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
+    if (args[0] == "terminated")
+    {
+        builder.Services.AddSingleton<IConnectionListenerFactory>(new TerminatingListenerFactory(options));
+    }
+
     builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, port, listen =>
     {
         listen.Protocols = HttpProtocols.Http1;
-        listen.UseHttps(https =>
+        if (args[0] == "https-direct")
         {
-            https.ServerCertificate = certificate;
-            https.SslProtocols = SslProtocols.Tls13;
-        });
+            listen.Use(next => connection =>
+            {
+                var socket = connection.Features.Get<Microsoft.AspNetCore.Connections.Features.IConnectionSocketFeature>()!.Socket;
+                connection.Transport = new DirectTransport(connection.Transport.Input, new DirectSocketWriter(socket));
+                return next(connection);
+            });
+        }
+
+        if (args[0] is "https" or "https-direct")
+        {
+            listen.UseHttps(https =>
+            {
+                https.ServerCertificate = certificate;
+                https.SslProtocols = SslProtocols.Tls13;
+            });
+        }
+
         listen.Use(_ => AnswerAsync);
     }));
     await using var app = builder.Build();
@@ -227,5 +252,170 @@ internal sealed class TransportStream(PipeReader input, Socket socket) : Stream
         }
 
         base.Dispose(disposing);
+    }
+}
+
+/// <summary>Accepts, does the TLS handshake, and hands Kestrel a connection already decrypted.</summary>
+internal sealed class TerminatingListenerFactory(SslServerAuthenticationOptions options) : IConnectionListenerFactory
+{
+    public ValueTask<IConnectionListener> BindAsync(EndPoint endpoint, CancellationToken cancellationToken = default)
+    {
+        var socket = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        socket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        socket.Bind(endpoint);
+        socket.Listen(1024);
+        return new ValueTask<IConnectionListener>(new TerminatingListener(socket, options));
+    }
+}
+
+internal sealed class TerminatingListener(Socket socket, SslServerAuthenticationOptions options) : IConnectionListener
+{
+    private readonly System.Threading.Channels.Channel<ConnectionContext> _ready = System.Threading.Channels.Channel.CreateUnbounded<ConnectionContext>();
+    private Task? _accepting;
+
+    public EndPoint EndPoint => socket.LocalEndPoint!;
+
+    public async ValueTask<ConnectionContext?> AcceptAsync(CancellationToken cancellationToken = default)
+    {
+        _accepting ??= AcceptLoopAsync();
+        try
+        {
+            return await _ready.Reader.ReadAsync(cancellationToken);
+        }
+        catch (System.Threading.Channels.ChannelClosedException)
+        {
+            return null;
+        }
+    }
+
+    private async Task AcceptLoopAsync()
+    {
+        while (true)
+        {
+            Socket accepted;
+            try
+            {
+                accepted = await socket.AcceptAsync();
+            }
+            catch (Exception e) when (e is SocketException or ObjectDisposedException)
+            {
+                _ready.Writer.TryComplete();
+                return;
+            }
+
+            accepted.NoDelay = true;
+            _ = HandshakeAsync(accepted);
+        }
+    }
+
+    private async Task HandshakeAsync(Socket accepted)
+    {
+        var tls = new SslStream(new NetworkStream(accepted, ownsSocket: true));
+        try
+        {
+            await tls.AuthenticateAsServerAsync(options);
+        }
+        catch (Exception e) when (e is IOException or AuthenticationException)
+        {
+            await tls.DisposeAsync();
+            return;
+        }
+
+        var transport = new StreamTransport(
+            PipeReader.Create(tls, new StreamPipeReaderOptions(bufferSize: 16384, minimumReadSize: 4096, useZeroByteReads: true)),
+            PipeWriter.Create(tls, new StreamPipeWriterOptions(leaveOpen: true)));
+        var connection = new Microsoft.AspNetCore.Connections.DefaultConnectionContext(Guid.NewGuid().ToString("N"), transport, transport)
+        {
+            LocalEndPoint = accepted.LocalEndPoint,
+            RemoteEndPoint = accepted.RemoteEndPoint,
+        };
+        connection.Features.Set(new OwnedStream(tls));
+        _ready.Writer.TryWrite(connection);
+    }
+
+    public ValueTask UnbindAsync(CancellationToken cancellationToken = default)
+    {
+        socket.Dispose();
+        return ValueTask.CompletedTask;
+    }
+
+    public ValueTask DisposeAsync() => UnbindAsync();
+
+    private sealed class StreamTransport(PipeReader input, PipeWriter output) : IDuplexPipe
+    {
+        public PipeReader Input { get; } = input;
+
+        public PipeWriter Output { get; } = output;
+    }
+
+    /// <summary>Keeps the stream reachable from the connection (the bound never closes it otherwise than by the client).</summary>
+    private sealed class OwnedStream(SslStream stream)
+    {
+        public SslStream Stream { get; } = stream;
+    }
+}
+
+internal sealed class DirectTransport(PipeReader input, PipeWriter output) : IDuplexPipe
+{
+    public PipeReader Input { get; } = input;
+
+    public PipeWriter Output { get; } = output;
+}
+
+/// <summary>Sends what the TLS stream writes straight to the socket, as Peregrine's Tls/EncryptedOutput does (without its error handling).</summary>
+internal sealed class DirectSocketWriter(Socket socket) : PipeWriter
+{
+    private byte[] _buffer = new byte[4096];
+    private int _buffered;
+
+    public override void Advance(int bytes) => _buffered += bytes;
+
+    public override Memory<byte> GetMemory(int sizeHint = 0)
+    {
+        if (_buffer.Length - _buffered < Math.Max(sizeHint, 1))
+        {
+            Array.Resize(ref _buffer, Math.Max(_buffer.Length * 2, _buffered + sizeHint));
+        }
+
+        return _buffer.AsMemory(_buffered);
+    }
+
+    public override Span<byte> GetSpan(int sizeHint = 0) => GetMemory(sizeHint).Span;
+
+    public override async ValueTask<FlushResult> WriteAsync(ReadOnlyMemory<byte> source, CancellationToken cancellationToken = default)
+    {
+        if (_buffered != 0)
+        {
+            source.Span.CopyTo(GetSpan(source.Length));
+            Advance(source.Length);
+            return await FlushAsync(cancellationToken);
+        }
+
+        while (!source.IsEmpty)
+        {
+            source = source[await socket.SendAsync(source, SocketFlags.None, cancellationToken)..];
+        }
+
+        return new FlushResult(false, false);
+    }
+
+    public override async ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default)
+    {
+        var sent = 0;
+        while (sent < _buffered)
+        {
+            sent += await socket.SendAsync(_buffer.AsMemory(sent, _buffered - sent), SocketFlags.None, cancellationToken);
+        }
+
+        _buffered = 0;
+        return new FlushResult(false, false);
+    }
+
+    public override void CancelPendingFlush()
+    {
+    }
+
+    public override void Complete(Exception? exception = null)
+    {
     }
 }
