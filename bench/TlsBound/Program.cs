@@ -12,7 +12,7 @@ using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Microsoft.Extensions.Logging.Abstractions;
 
 // The least a managed HTTPS/1.1 server does per request: SslStream, one fixed response per
-// request head, nothing else. Three ways under it:
+// request head, nothing else. Five ways under it:
 //   socket   the stream reads and writes the socket (NetworkStream);
 //   kestrel  it reads through Kestrel's socket transport (its receive loop and input pipe, as
 //            under Kestrel's HttpsConnectionMiddleware) and writes the socket, as Peregrine's
