@@ -73,7 +73,7 @@ if (args[0] is "https" or "https-direct" or "terminated")
             listen.Use(next => connection =>
             {
                 var socket = connection.Features.Get<Microsoft.AspNetCore.Connections.Features.IConnectionSocketFeature>()!.Socket;
-                connection.Transport = new DirectTransport(connection.Transport.Input, new DirectSocketWriter(socket));
+                connection.Transport = new Pipes(connection.Transport.Input, new DirectSocketWriter(socket));
                 return next(connection);
             });
         }
@@ -120,7 +120,7 @@ async Task AnswerAsync(ConnectionContext connection)
             var answered = 0;
             while (buffer.PositionOf((byte)'\n') is { } end)
             {
-                // A head ends with an empty line: count the heads by their "\r\n\r\n".
+                // A head ends with an empty line ("\r\n" alone): answer each.
                 var line = buffer.Slice(0, end);
                 buffer = buffer.Slice(buffer.GetPosition(1, end));
                 if (line.Length <= 1)
@@ -321,7 +321,7 @@ internal sealed class TerminatingListener(Socket socket, SslServerAuthentication
             return;
         }
 
-        var transport = new StreamTransport(
+        var transport = new Pipes(
             PipeReader.Create(tls, new StreamPipeReaderOptions(bufferSize: 16384, minimumReadSize: 4096, useZeroByteReads: true)),
             PipeWriter.Create(tls, new StreamPipeWriterOptions(leaveOpen: true)));
         var connection = new Microsoft.AspNetCore.Connections.DefaultConnectionContext(Guid.NewGuid().ToString("N"), transport, transport)
@@ -329,7 +329,6 @@ internal sealed class TerminatingListener(Socket socket, SslServerAuthentication
             LocalEndPoint = accepted.LocalEndPoint,
             RemoteEndPoint = accepted.RemoteEndPoint,
         };
-        connection.Features.Set(new OwnedStream(tls));
         _ready.Writer.TryWrite(connection);
     }
 
@@ -340,22 +339,10 @@ internal sealed class TerminatingListener(Socket socket, SslServerAuthentication
     }
 
     public ValueTask DisposeAsync() => UnbindAsync();
-
-    private sealed class StreamTransport(PipeReader input, PipeWriter output) : IDuplexPipe
-    {
-        public PipeReader Input { get; } = input;
-
-        public PipeWriter Output { get; } = output;
-    }
-
-    /// <summary>Keeps the stream reachable from the connection (the bound never closes it otherwise than by the client).</summary>
-    private sealed class OwnedStream(SslStream stream)
-    {
-        public SslStream Stream { get; } = stream;
-    }
 }
 
-internal sealed class DirectTransport(PipeReader input, PipeWriter output) : IDuplexPipe
+/// <summary>A connection's transport made of a given input and output.</summary>
+internal sealed class Pipes(PipeReader input, PipeWriter output) : IDuplexPipe
 {
     public PipeReader Input { get; } = input;
 
