@@ -63,6 +63,7 @@ internal static class OptionTable
     public static readonly OptionSpec NoCompression = Switch("noCompression", static (s, on) => s.NoCompression = on, "Do not compress files (sidecars such as app.js.br are not served either).");
     public static readonly OptionSpec NoFastPath = Switch("noFastPath", static (s, on) => s.NoFastPath = on, "Send every request through Kestrel's HTTP layer and the middleware (for comparison).");
     public static readonly OptionSpec NoTlsSizing = Switch("noTlsSizing", static (s, on) => s.NoTlsSizing = on, "Leave TLS output to Kestrel's 4 KiB writes instead of the fast path's 32 KiB ones (for comparison).");
+    public static readonly OptionSpec KestrelTls = Switch("kestrelTls", static (s, on) => s.KestrelTls = on, "Leave every TLS handshake to Kestrel, including those of connections that offer only HTTP/1.1, which the server otherwise ends itself (for comparison).");
     public static readonly OptionSpec NoInlineIo = Switch("noInlineIo", static (s, on) => s.NoInlineIo = on, "Run request handling on the thread pool instead of the socket threads (on by default; over TLS, for connections that do not offer HTTP/2), and read cleartext connections with Kestrel's transport instead of the reactor's epoll threads.");
 
     public static readonly OptionSpec CompressionCache = PathValue("compressionCache", "DIR", static (s, folder) => s.CompressionCache = folder,
@@ -131,7 +132,7 @@ internal static class OptionTable
     public static readonly IReadOnlyList<OptionSpec> All =
     [
         Root, Port, Host, Spa, NotFound, CleanUrls, Listing, Index, Hidden, Cors, Header, Cache, AccessLog, Metrics, NoWatch, NoCompression,
-        NoFastPath, NoTlsSizing, NoInlineIo, CompressionCache, MemoryBudget, CopyLimit, TlsCert, TlsKey, TlsPfx, TlsPassword, RedirectHttp,
+        NoFastPath, NoTlsSizing, KestrelTls, NoInlineIo, CompressionCache, MemoryBudget, CopyLimit, TlsCert, TlsKey, TlsPfx, TlsPassword, RedirectHttp,
         BasicAuth, BasicAuthFile, AllowInsecureAuth, ShutdownTimeout, BucketPointer, BucketPoll, BucketNotify, BucketCache, BucketPathStyle,
         Quiet, Verbose,
     ];

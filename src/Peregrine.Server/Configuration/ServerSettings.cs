@@ -63,6 +63,8 @@ internal sealed class ServerSettings : IDisposable
 
     public bool NoTlsSizing { get; set; }
 
+    public bool KestrelTls { get; set; }
+
     public bool NoInlineIo { get; set; }
 
     public string? CompressionCache { get; set; }

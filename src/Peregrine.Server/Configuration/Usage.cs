@@ -22,7 +22,7 @@ internal static class Usage
         ("Caching and headers", [OptionTable.Cache, OptionTable.Header]),
         ("Logging and metrics", [OptionTable.AccessLog, OptionTable.Metrics, OptionTable.Quiet, OptionTable.Verbose]),
         ("Advanced", [OptionTable.NoWatch, OptionTable.NoCompression, OptionTable.CompressionCache, OptionTable.MemoryBudget,
-            OptionTable.CopyLimit, OptionTable.ShutdownTimeout, OptionTable.NoFastPath, OptionTable.NoTlsSizing,
+            OptionTable.CopyLimit, OptionTable.ShutdownTimeout, OptionTable.NoFastPath, OptionTable.NoTlsSizing, OptionTable.KestrelTls,
             OptionTable.NoInlineIo]),
         ("Bucket (s3:// ROOT)", [OptionTable.BucketPointer, OptionTable.BucketPoll, OptionTable.BucketNotify, OptionTable.BucketCache, OptionTable.BucketPathStyle]),
         ("Configuration", [OptionTable.Config]),

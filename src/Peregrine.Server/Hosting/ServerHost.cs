@@ -75,7 +75,14 @@ internal static class ServerHost
             // offers (docs/performance.md, "Inline I/O").
             // Plain HTTP to the HTTPS port gets 400 there; the redirect port's is its business.
             int? httpsPort = settings.RedirectHttp == settings.Port ? null : settings.Port;
-            builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(services.GetRequiredService<ILoggerFactory>(), httpsPort));
+            // Connections whose ClientHello offers only HTTP/1.1 have their TLS ended by the
+            // listener, below Kestrel, with the handshake options and timeout Kestrel's own TLS uses
+            // for the others (Tls/TlsTerminator); --kestrel-tls leaves them to Kestrel as well.
+            var handshakeTimeout = https!.CreateHandshakeOptions().HandshakeTimeout;
+            builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(
+                services.GetRequiredService<ILoggerFactory>(),
+                httpsPort,
+                terminator: settings.KestrelTls ? null : new TlsTerminator(https, services.GetRequiredService<ILoggerFactory>(), services.GetService<System.Diagnostics.Metrics.IMeterFactory>(), handshakeTimeout)));
         }
 
         builder.WebHost.ConfigureKestrel(kestrel =>

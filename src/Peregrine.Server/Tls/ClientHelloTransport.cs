@@ -26,7 +26,9 @@ namespace Peregrine.Server.Tls;
 /// <remarks>
 /// The connections themselves are Kestrel's (<see cref="SocketConnectionContextFactory"/>), with
 /// the socket transport's default options and a pool of 32 KiB blocks
-/// (<see cref="LargeBlockMemoryPool"/>). Endpoints other than IP addresses go to Kestrel's own
+/// (<see cref="LargeBlockMemoryPool"/>), except those whose ClientHello offers only HTTP/1.1
+/// when a <paramref name="terminator"/> is given: the listener ends their TLS itself and hands
+/// Kestrel a connection already decrypted (<see cref="TerminatedConnection"/>). Endpoints other than IP addresses go to Kestrel's own
 /// transport. On the HTTPS port (<paramref name="httpsPort"/>), a connection that starts with
 /// plain HTTP is answered with 400 (see <see cref="ClientHelloListener"/>); on any other, such as
 /// <c>--redirect-http</c>'s cleartext port, it is handed on as ever.
@@ -43,7 +45,11 @@ namespace Peregrine.Server.Tls;
 /// For a cleartext server on Linux with the fast path: its connections are read and answered by a
 /// <see cref="CleartextReactor"/> first, and reach Kestrel only when the fast path hands them on.
 /// </param>
-internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? httpsPort = null, IMemoryPoolFactory<byte>? cleartextPools = null, FastPathSlot? fastPath = null) : IConnectionListenerFactory, IConnectionListenerFactorySelector
+/// <param name="terminator">
+/// For a TLS server: ends TLS here, below Kestrel, for connections whose ClientHello offers only
+/// HTTP/1.1 (see <see cref="TlsTerminator"/>); null leaves every handshake to Kestrel.
+/// </param>
+internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? httpsPort = null, IMemoryPoolFactory<byte>? cleartextPools = null, FastPathSlot? fastPath = null, TlsTerminator? terminator = null) : IConnectionListenerFactory, IConnectionListenerFactorySelector
 {
     /// <summary>
     /// Whether this runtime's socket transport lets its connections be given a memory pool
@@ -111,7 +117,7 @@ internal sealed class ClientHelloTransportFactory(ILoggerFactory loggers, int? h
         var logger = loggers.CreateLogger("Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets");
         var answersPlainHttp = ((IPEndPoint)endpoint).Port == httpsPort;
         var listener = cleartextPools is null
-            ? new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout, answersPlainHttp)
+            ? new ClientHelloListener(socket, logger, new LargeBlockMemoryPool.Factory(), ClientHelloListener.DefaultPeekTimeout, answersPlainHttp, terminator: terminator)
             : new ClientHelloListener(socket, logger, cleartextPools, ClientHelloListener.DefaultPeekTimeout, answersPlainHttp: false, cleartext: true, fastPath?.Get());
         return new ValueTask<IConnectionListener>(listener);
     }
@@ -162,6 +168,8 @@ internal sealed class ClientHelloListener : IConnectionListener
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _accepting;
     private readonly CleartextReactor? _reactor;
+    private readonly TlsTerminator? _terminator;
+    private readonly MemoryPool<byte> _pool;
     private int _waiting;
     private long _http2;
     private long _other;
@@ -169,9 +177,12 @@ internal sealed class ClientHelloListener : IConnectionListener
     /// <param name="answersPlainHttp">Whether a connection whose first byte is a letter (plain HTTP on this TLS port) gets 400 here rather than being handed on.</param>
     /// <param name="cleartext">Whether connections are sorted by HTTP/2's connection preface (a cleartext server) rather than by their ClientHello.</param>
     /// <param name="fastPath">On a cleartext server on Linux, the fast path that a <see cref="CleartextReactor"/> answers from before Kestrel; null for none.</param>
-    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout, bool answersPlainHttp = false, bool cleartext = false, Http1FastPath? fastPath = null)
+    /// <param name="terminator">On a TLS server, the handshake for connections whose ClientHello offers only HTTP/1.1, done here rather than by Kestrel; null for none.</param>
+    public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout, bool answersPlainHttp = false, bool cleartext = false, Http1FastPath? fastPath = null, TlsTerminator? terminator = null)
     {
         _socket = socket;
+        _terminator = cleartext ? null : terminator;
+        _pool = pools.Create();
         _peekTimeout = peekTimeout;
         _answersPlainHttp = answersPlainHttp;
         _cleartext = cleartext;
@@ -316,9 +327,16 @@ internal sealed class ClientHelloListener : IConnectionListener
         {
             timeout?.Dispose();
             ArrayPool<byte>.Shared.Return(buffer);
-            Interlocked.Decrement(ref _waiting);
         }
 
+        if (offer == ClientOffer.Http11 && _terminator is not null)
+        {
+            // Still counted as waiting (see TerminateAsync).
+            await TerminateAsync(accepted);
+            return;
+        }
+
+        Interlocked.Decrement(ref _waiting);
         if (plainHttp)
         {
             await AnswerPlainHttpAsync(accepted);
@@ -326,6 +344,30 @@ internal sealed class ClientHelloListener : IConnectionListener
         }
 
         HandOn(accepted, offer);
+    }
+
+    /// <summary>
+    /// HTTP/1.1 over TLS: the handshake is done here and Kestrel gets the connection decrypted
+    /// (<see cref="TlsTerminator"/>). The connection counts among those waiting until then, so
+    /// the listener's bound on those bounds handshakes too, and stopping waits for them.
+    /// </summary>
+    private async Task TerminateAsync(Socket accepted)
+    {
+        ConnectionContext? connection;
+        try
+        {
+            connection = await _terminator!.HandshakeAsync(accepted, _pool, _stopping.Token);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _waiting);
+        }
+
+        if (connection is not null)
+        {
+            Interlocked.Increment(ref _other);
+            Ready(connection);
+        }
     }
 
     /// <summary>
@@ -426,8 +468,8 @@ internal sealed class ClientHelloListener : IConnectionListener
             return;
         }
 
-        // HTTP/1.1 over TLS: the encrypted output goes to the socket without Kestrel's output
-        // pipe. HTTP/2 keeps the pipe, where the records of many streams gather into one send
+        // HTTP/1.1 over Kestrel's TLS (--kestrel-tls): the encrypted output goes to the socket
+        // without Kestrel's output pipe. HTTP/2 keeps the pipe, where the records of many streams gather into one send
         // (measured: h2 over TLS at 3.5 KB lost half its requests/s when each record was sent
         // alone); so does a connection whose ClientHello was not read (Kestrel decides what it is).
         if (offer == ClientOffer.Http11)

@@ -16,8 +16,9 @@ namespace Peregrine.Server.Tls;
 /// </summary>
 /// <remarks>
 /// Installed by <see cref="ClientHelloListener"/> as the connection's transport output when it
-/// hands on a connection whose ClientHello offers only HTTP/1.1, the connections it schedules
-/// inline; only the TLS layer writes to that output. Kestrel's transport keeps its own pipes: its
+/// hands on a connection whose ClientHello offers only HTTP/1.1 to Kestrel's TLS (with
+/// <c>--kestrel-tls</c>; otherwise the listener ends such a connection's TLS itself, and
+/// <see cref="SocketStream"/> sends the same way); only the TLS layer writes to that output. Kestrel's transport keeps its own pipes: its
 /// send loop waits on an output that stays empty, and ends when the connection is disposed, as
 /// ever. A write waits until the kernel has taken every byte, so a client that stops reading holds
 /// the write, and Kestrel's data-rate and keep-alive timeouts (which time the flushes above TLS)

@@ -26,10 +26,13 @@ internal sealed class HttpsCertificate
     /// <summary>The certificate new handshakes present.</summary>
     public LoadedCertificate Current { get; private set; }
 
+    /// <summary>The handshake options in force: those of the certificate loaded last.</summary>
+    public SslServerAuthenticationOptions Options => Volatile.Read(ref _options);
+
     /// <summary>Kestrel's per-connection TLS callback, reading the options in force as the handshake starts.</summary>
     public TlsHandshakeCallbackOptions CreateHandshakeOptions() => new()
     {
-        OnConnection = static context => ValueTask.FromResult(((HttpsCertificate)context.State!)._options),
+        OnConnection = static context => ValueTask.FromResult(((HttpsCertificate)context.State!).Options),
         OnConnectionState = this,
     };
 

@@ -24,6 +24,7 @@ public sealed class CommandLineTests
         "noCompression" => settings.NoCompression.ToString(),
         "noFastPath" => settings.NoFastPath.ToString(),
         "noTlsSizing" => settings.NoTlsSizing.ToString(),
+        "kestrelTls" => settings.KestrelTls.ToString(),
         "noInlineIo" => settings.NoInlineIo.ToString(),
         "compressionCache" => settings.CompressionCache ?? "(none)",
         "memoryBudget" => settings.MemoryBudget?.ToString() ?? "(default)",
@@ -80,6 +81,7 @@ public sealed class CommandLineTests
     [InlineData(new[] { "--no-compression" }, "noCompression", "True")]
     [InlineData(new[] { "--no-fast-path" }, "noFastPath", "True")]
     [InlineData(new[] { "--no-tls-sizing" }, "noTlsSizing", "True")]
+    [InlineData(new[] { "--kestrel-tls" }, "kestrelTls", "True")]
     [InlineData(new[] { "--no-inline-io" }, "noInlineIo", "True")]
     [InlineData(new[] { "--compression-cache", "/var/cache/peregrine" }, "compressionCache", "/var/cache/peregrine")]
     [InlineData(new[] { "--memory-budget", "64M" }, "memoryBudget", "67108864")]

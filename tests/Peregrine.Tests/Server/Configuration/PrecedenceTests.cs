@@ -108,6 +108,7 @@ public sealed class PrecedenceTests : IDisposable
               "noCompression": false,
               "noFastPath": true,
               "noTlsSizing": true,
+              "kestrelTls": true,
               "noInlineIo": true,
               "compressionCache": "cache",
               "memoryBudget": 1048576,
@@ -144,7 +145,7 @@ public sealed class PrecedenceTests : IDisposable
         Assert.Equal(Path.Combine(_tree.Root, "cache"), settings.CompressionCache);
         Assert.Equal(TimeSpan.FromSeconds(3), settings.ShutdownTimeout);
         Assert.Equal(16L << 20, settings.CopyLimit);
-        Assert.True(settings.Quiet && settings.Metrics && settings.NoWatch && !settings.NoCompression && settings.NoFastPath && settings.NoTlsSizing && settings.NoInlineIo);
+        Assert.True(settings.Quiet && settings.Metrics && settings.NoWatch && !settings.NoCompression && settings.NoFastPath && settings.NoTlsSizing && settings.KestrelTls && settings.NoInlineIo);
         Assert.Equal(["default.htm", "index.html"], settings.Index);
         Assert.True(settings.Hidden && !settings.Verbose);
         Assert.Equal("errors/404.html", settings.NotFoundPage);
