@@ -28,8 +28,8 @@ namespace Peregrine.Server.Tls;
 /// the socket transport's default options and a pool of 32 KiB blocks
 /// (<see cref="LargeBlockMemoryPool"/>), except those whose ClientHello offers only HTTP/1.1
 /// when a <paramref name="terminator"/> is given: the listener ends their TLS itself and hands
-/// Kestrel a connection already decrypted (<see cref="TerminatedConnection"/>). Endpoints other than IP addresses go to Kestrel's own
-/// transport. On the HTTPS port (<paramref name="httpsPort"/>), a connection that starts with
+/// Kestrel a connection already decrypted (<see cref="TerminatedConnection"/>). Endpoints other
+/// than IP addresses go to Kestrel's own transport. On the HTTPS port (<paramref name="httpsPort"/>), a connection that starts with
 /// plain HTTP is answered with 400 (see <see cref="ClientHelloListener"/>); on any other, such as
 /// <c>--redirect-http</c>'s cleartext port, it is handed on as ever.
 /// </remarks>
@@ -469,9 +469,10 @@ internal sealed class ClientHelloListener : IConnectionListener
         }
 
         // HTTP/1.1 over Kestrel's TLS (--kestrel-tls): the encrypted output goes to the socket
-        // without Kestrel's output pipe. HTTP/2 keeps the pipe, where the records of many streams gather into one send
-        // (measured: h2 over TLS at 3.5 KB lost half its requests/s when each record was sent
-        // alone); so does a connection whose ClientHello was not read (Kestrel decides what it is).
+        // without Kestrel's output pipe. HTTP/2 keeps the pipe, where the records of many
+        // streams gather into one send (measured: h2 over TLS at 3.5 KB lost half its
+        // requests/s when each record was sent alone); so does a connection whose ClientHello
+        // was not read (Kestrel decides what it is).
         if (offer == ClientOffer.Http11)
         {
             connection.Transport = EncryptedOutput.Install(connection, accepted);
