@@ -18,7 +18,7 @@
 // the middleware behind it) on Kestrel's own socket transport; the standalone server itself
 // (ServerHost, two instances: cleartext, where HTTP/1.1 and h2c share one port and the listener
 // sorts connections by their first bytes, and HTTPS, where it sorts them by their ClientHello and
-// an HTTP/1.1-only connection's TLS records go to the socket through EncryptedOutput); Peregrine's
+// ends an HTTP/1.1-only connection's TLS itself, below Kestrel, through TlsTerminator); Peregrine's
 // middleware alone; and a "ceiling" that writes the same bytes with Content-Type and
 // Content-Length and nothing else. The ceiling's
 // TLS figure minus its cleartext one is what Kestrel's TLS layer (SslStream, the HTTPS connection
