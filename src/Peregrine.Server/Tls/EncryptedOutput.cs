@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Connections;
 using Peregrine.Transport;
 
@@ -132,47 +133,31 @@ internal sealed class EncryptedOutput : PipeWriter
             return new ValueTask<FlushResult>(new FlushResult(isCanceled: canceled, isCompleted: false));
         }
 
-        // The common case: the socket takes it all at once, without a state machine.
-        ValueTask<int> pending;
-        try
+        var sending = SocketSends.SendAllAsync(_socket, source, cancellationToken);
+        if (sending.IsCompletedSuccessfully)
         {
-            pending = _socket.SendAsync(source, SocketFlags.None, cancellationToken);
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-            return new ValueTask<FlushResult>(Fail(ex));
+            return new ValueTask<FlushResult>(Sent(sending.Result, canceled));
         }
 
-        if (pending.IsCompletedSuccessfully && pending.Result == source.Length)
-        {
-            return new ValueTask<FlushResult>(new FlushResult(isCanceled: canceled, isCompleted: false));
-        }
-
-        return SendRestAsync(pending, source, canceled, cancellationToken);
+        return SentAsync(sending, canceled);
     }
 
-    /// <summary>Awaits <paramref name="first"/>, a send of <paramref name="source"/> under way, and sends what it left.</summary>
-    private async ValueTask<FlushResult> SendRestAsync(ValueTask<int> first, ReadOnlyMemory<byte> source, bool canceled, CancellationToken cancellationToken)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<FlushResult> SentAsync(ValueTask<Exception?> sending, bool canceled)
     {
+        var failure = await sending;
         try
         {
-            var sent = await first;
-            while (sent < source.Length)
-            {
-                sent += await _socket.SendAsync(source[sent..], SocketFlags.None, cancellationToken);
-            }
-
-            return new FlushResult(isCanceled: canceled || _cancelNext, isCompleted: _failed);
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-            return Fail(ex);
+            return Sent(failure, canceled || _cancelNext);
         }
         finally
         {
             _cancelNext = false;
         }
     }
+
+    private FlushResult Sent(Exception? failure, bool canceled)
+        => failure is null ? new FlushResult(isCanceled: canceled, isCompleted: _failed) : Fail(failure);
 
     private FlushResult Fail(Exception ex)
     {

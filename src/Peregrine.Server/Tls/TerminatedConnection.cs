@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using System.Threading.Tasks.Sources;
@@ -176,6 +177,24 @@ internal sealed class TerminatedConnection : ConnectionContext,
             _closed.Cancel();
         }
     }
+
+    /// <summary>
+    /// A connection middleware that puts the TLS version among the connection's metric tags
+    /// (<c>tls.protocol.version</c> on <c>kestrel.connection.duration</c>), as Kestrel's
+    /// <c>HttpsConnectionMiddleware</c> does after its own handshakes: the tags exist only once
+    /// Kestrel has taken the connection, and the middleware passes a terminated one on untouched.
+    /// </summary>
+    internal static ConnectionDelegate TagMetrics(ConnectionDelegate next) => connection =>
+    {
+        if (connection is TerminatedConnection terminated
+            && connection.Features.Get<IConnectionMetricsTagsFeature>() is { } metrics
+            && TlsTerminator.Version(terminated._tls.SslProtocol) is { } version)
+        {
+            metrics.Tags.Add(new KeyValuePair<string, object?>("tls.protocol.version", version));
+        }
+
+        return next(connection);
+    };
 
     private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
     {
@@ -571,38 +590,26 @@ internal sealed class SocketStream : Stream, IValueTaskSource<int>
             return ValueTask.CompletedTask;
         }
 
-        ValueTask<int> sending;
-        try
+        var sending = SocketSends.SendAllAsync(Socket, buffer, cancellationToken);
+        if (!sending.IsCompletedSuccessfully)
         {
-            sending = Socket.SendAsync(buffer, SocketFlags.None, cancellationToken);
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-            SendFailed(ex);
-            return ValueTask.CompletedTask;
+            return SentAsync(sending);
         }
 
-        if (sending.IsCompletedSuccessfully && sending.Result == buffer.Length)
+        if (sending.Result is { } failure)
         {
-            return ValueTask.CompletedTask;
+            SendFailed(failure);
         }
 
-        return SendRestAsync(sending, buffer, cancellationToken);
+        return ValueTask.CompletedTask;
     }
 
-    private async ValueTask SendRestAsync(ValueTask<int> first, ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask SentAsync(ValueTask<Exception?> sending)
     {
-        try
+        if (await sending is { } failure)
         {
-            var sent = await first;
-            while (sent < buffer.Length)
-            {
-                sent += await Socket.SendAsync(buffer[sent..], SocketFlags.None, cancellationToken);
-            }
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-            SendFailed(ex);
+            SendFailed(failure);
         }
     }
 

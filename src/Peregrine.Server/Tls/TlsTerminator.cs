@@ -24,8 +24,10 @@ namespace Peregrine.Server.Tls;
 /// (<see cref="HttpsCertificate"/>'s, the certificate in force as the handshake starts), its
 /// handshake timeout, its Debug logs under its category (event ids 1 to 3), and its metrics on
 /// Kestrel's meter (<c>kestrel.tls_handshake.duration</c>, <c>kestrel.active_tls_handshakes</c>,
-/// with the same tags). Kestrel's connection metrics and connection logs start when it is
-/// handed the connection, after the handshake; a handshake that fails never reaches it.
+/// with the same tags), and the protocol's version among the connection's metric tags
+/// (<see cref="TerminatedConnection.TagMetrics"/>). Kestrel's connection metrics and connection
+/// logs start when it is handed the connection, after the handshake; a handshake that fails never
+/// reaches them.
 /// </remarks>
 internal sealed partial class TlsTerminator
 {
@@ -126,7 +128,7 @@ internal sealed partial class TlsTerminator
     }
 
     // As KestrelMetrics names them; TLS is the default protocol name and is not recorded.
-    private static string? Version(SslProtocols protocol) => protocol switch
+    internal static string? Version(SslProtocols protocol) => protocol switch
     {
         SslProtocols.Tls12 => "1.2",
         SslProtocols.Tls13 => "1.3",

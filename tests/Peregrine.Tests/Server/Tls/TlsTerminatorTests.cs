@@ -266,10 +266,13 @@ public sealed class TlsTerminatorTests : IDisposable
     }
 
     [Fact]
-    public async Task Kestrel_TakesATerminatedConnectionAsHttps()
+    public async Task Kestrel_TakesATerminatedConnectionAsHttps_AndTagsItsMetricsAsItsOwnTls()
     {
+        using var meters = new TestMeterFactory();
+        using var recorded = new Recorder(meters, "Microsoft.AspNetCore.Server.Kestrel");
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
+        builder.Services.AddSingleton<IMeterFactory>(meters);
         builder.WebHost.UseKestrelCore();
         builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(
             services.GetRequiredService<ILoggerFactory>(),
@@ -277,6 +280,7 @@ public sealed class TlsTerminatorTests : IDisposable
         builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, 0, listen =>
         {
             listen.Protocols = HttpProtocols.Http1AndHttp2;
+            listen.Use(TerminatedConnection.TagMetrics);
             listen.UseHttps(_https.CreateHandshakeOptions());
         }));
         await using var app = builder.Build();
@@ -313,6 +317,13 @@ public sealed class TlsTerminatorTests : IDisposable
         {
             await app.StopAsync();
         }
+
+        // Both connections (HTTP/1.1 over the listener's TLS, h2 over Kestrel's) end with the same
+        // TLS tag on Kestrel's connection duration.
+        var durations = recorded.Measurements.Where(m => m.Instrument == "kestrel.connection.duration").ToList();
+        Assert.Equal(2, durations.Count);
+        Assert.All(durations, d => Assert.True(d.Tags.TryGetValue("tls.protocol.version", out var version) && version is "1.2" or "1.3"));
+        Assert.Equal(durations[0].Tags["tls.protocol.version"], durations[1].Tags["tls.protocol.version"]);
     }
 
     private ClientHelloListener Listen(TimeSpan handshakeTimeout, ILoggerFactory loggers, IMeterFactory? meters)
