@@ -106,10 +106,8 @@ internal static class ServerHost
                 {
                     // TLS offers h2 and http/1.1 by ALPN, with the certificate in force when each
                     // handshake starts. The prior-knowledge detector must not run here: it would
-                    // read TLS handshake bytes as a cleartext preface. Connections whose TLS the
-                    // listener ended get the tag Kestrel's TLS gives its own.
-                    listen.Use(TerminatedConnection.TagMetrics);
-                    listen.UseHttps(https.CreateHandshakeOptions());
+                    // read TLS handshake bytes as a cleartext preface.
+                    https.UseOn(listen);
                 }
                 else
                 {

@@ -1,4 +1,5 @@
 using System.Net.Security;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Https;
 
 namespace Peregrine.Server.Tls;
@@ -35,6 +36,18 @@ internal sealed class HttpsCertificate
         OnConnection = static context => ValueTask.FromResult(((HttpsCertificate)context.State!).Options),
         OnConnectionState = this,
     };
+
+    /// <summary>
+    /// TLS on <paramref name="listen"/> with this certificate: Kestrel's handshake for the
+    /// connections the listener hands on encrypted, and for those whose TLS it ended below
+    /// Kestrel (<see cref="TlsTerminator"/>), the TLS version among the connection's metric tags,
+    /// as Kestrel's TLS gives its own (<see cref="TerminatedConnection.TagMetrics"/>).
+    /// </summary>
+    public void UseOn(ListenOptions listen)
+    {
+        listen.Use(TerminatedConnection.TagMetrics);
+        listen.UseHttps(CreateHandshakeOptions());
+    }
 
     /// <summary>
     /// Makes <paramref name="certificate"/> the one new handshakes present. The one it replaces is

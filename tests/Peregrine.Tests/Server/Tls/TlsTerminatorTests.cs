@@ -280,8 +280,7 @@ public sealed class TlsTerminatorTests : IDisposable
         builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, 0, listen =>
         {
             listen.Protocols = HttpProtocols.Http1AndHttp2;
-            listen.Use(TerminatedConnection.TagMetrics);
-            listen.UseHttps(_https.CreateHandshakeOptions());
+            _https.UseOn(listen);
         }));
         await using var app = builder.Build();
         app.Run(context => context.Response.WriteAsync(string.Join(
