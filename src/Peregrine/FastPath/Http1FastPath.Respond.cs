@@ -177,7 +177,16 @@ internal sealed partial class Http1FastPath
         {
             if (socket is not null && bodyBytes >= SocketOutput.DirectBodyMinimum)
             {
-                socket.WriteBody(content!, blocks.SealedCopy(content!), bodyStart, bodyBytes);
+                // A copy in the page cache whose pages were evicted would make sendfile wait on
+                // the disk: this body goes from memory, and the copy is read back meanwhile.
+                var sealedCopy = blocks.SealedCopy(content!);
+                if (sealedCopy is not null && !sealedCopy.IsResident())
+                {
+                    _ = sealedCopy.WarmAsync();
+                    sealedCopy = null;
+                }
+
+                socket.WriteBody(content!, sealedCopy, bodyStart, bodyBytes);
             }
             else
             {

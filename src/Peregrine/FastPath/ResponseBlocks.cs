@@ -37,7 +37,8 @@ internal sealed class ResponseBlocks
 
     public byte[] NotModified { get; }
 
-    // The representation's bytes in a sealed memory file, made the first time a cleartext
+    // The representation's bytes in a copy that cannot change (a sealed memory file, or for a
+    // large body a read-only unnamed file in the page cache), made the first time a cleartext
     // connection sends them (SocketOutput); refused once, never tried again.
     private FileBody? _sealedCopy;
     private bool _sealRefused;
@@ -90,9 +91,9 @@ internal sealed class ResponseBlocks
     internal bool HasSealedCopy => _sealedCopy is not null;
 
     /// <summary>
-    /// <paramref name="content"/>, the representation's bytes, in a sealed memory file for
-    /// sendfile(2): made on first use and kept for the representation's life; null where memory
-    /// files are not to be had.
+    /// <paramref name="content"/>, the representation's bytes, in a copy that cannot change for
+    /// sendfile(2) (<see cref="FileBody.TryCreate"/>): made on first use and kept for the
+    /// representation's life; null where no such copy is to be had.
     /// </summary>
     public FileBody? SealedCopy(byte[] content)
     {

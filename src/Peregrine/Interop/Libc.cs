@@ -80,6 +80,23 @@ internal static partial class Libc
     [LibraryImport("libc", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     public static partial int open(string path, int flags);
 
+    /// <summary>open(2) with a mode, for flags that create a file.</summary>
+    [LibraryImport("libc", EntryPoint = "open", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    public static partial int open(string path, int flags, uint mode);
+
+    /// <summary>O_RDWR.</summary>
+    public const int OpenReadWrite = 2;
+
+    /// <summary>O_TMPFILE on Linux (x86-64 and arm64): __O_TMPFILE | O_DIRECTORY, an unnamed file in the folder given.</summary>
+    public const int OpenUnnamed = 0x400000 | 0x10000;
+
+    /// <summary>TMPFS_MAGIC, statfs(2)'s f_type for tmpfs, whose files are memory files.</summary>
+    public const long TmpfsMagic = 0x01021994;
+
+    /// <summary>fstatfs(2); f_type is the first field, a long, on x86-64 and arm64 (struct statfs is 120 bytes).</summary>
+    [LibraryImport("libc", SetLastError = true)]
+    public static unsafe partial int fstatfs(int fd, byte* buffer);
+
     [LibraryImport("libc", SetLastError = true)]
     public static partial int flock(int fd, int operation);
 

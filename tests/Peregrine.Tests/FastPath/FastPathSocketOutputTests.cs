@@ -3,6 +3,7 @@ using System.Text;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Win32.SafeHandles;
 using Peregrine.FastPath;
+using Peregrine.Interop;
 using Peregrine.Live;
 using Peregrine.Tests.Infrastructure;
 using Peregrine.Tests.Platform;
@@ -144,6 +145,47 @@ public sealed class FastPathSocketOutputTests
 
         Assert.Equal(bytes, File.ReadAllBytes(path));
     }
+
+    [NativeFact("unnamed files (O_TMPFILE) and cachestat(2)")]
+    public void ALargeCopy_HoldsTheBytes_AndIsSealedOrUnnamedAndReadOnly()
+    {
+        var bytes = Pattern(FileBody.PageCacheMinimum + 70_000, seed: 4);
+        using var copy = FileBody.TryCreate(bytes);
+        Assert.NotNull(copy);
+        Assert.Equal(bytes.Length, copy.Length);
+        var fd = (int)copy.DangerousGetHandle();
+        Assert.Equal(bytes, File.ReadAllBytes($"/proc/self/fd/{fd}"));
+
+        // Where the temporary folder is a disk's, the copy is in its page cache; on tmpfs it is
+        // a sealed memory file, as smaller bodies are everywhere.
+        Assert.Equal(TemporaryFolderIsTmpfs(), copy.InMemory);
+        if (copy.InMemory)
+        {
+            Assert.Equal(Libc.SealAll, Libc.fcntl(fd, GetSeals, 0));
+            return;
+        }
+
+        // The descriptor held cannot write, the file has no name and no write permission, and
+        // its pages, just written, are resident.
+        Assert.Equal(Libc.OpenReadOnly, Libc.fcntl(fd, Libc.GetStatusFlags, 0) & AccessModeMask);
+
+        var status = new FileInfo($"/proc/self/fd/{fd}");
+        Assert.True(OperatingSystem.IsLinux());
+        if (OperatingSystem.IsLinux())
+        {
+            Assert.Equal(UnixFileMode.UserRead, File.GetUnixFileMode(status.FullName));
+        }
+
+        Assert.EndsWith("(deleted)", status.LinkTarget);
+        Assert.True(copy.IsResident());
+        Assert.Equal(bytes, File.ReadAllBytes($"/proc/self/fd/{fd}"));
+    }
+
+    private const int GetSeals = 1034;
+    private const int AccessModeMask = 3;
+
+    // statfs(2)'s f_type, by the name .NET gives it.
+    private static bool TemporaryFolderIsTmpfs() => new DriveInfo(Path.GetTempPath()).DriveFormat == "tmpfs";
 
     [NativeFact("sendmsg(2) on a bare descriptor")]
     public async Task BodiesFromMemory_GoGatheredWithTheirHeads_AndArriveWholeWhenTheSocketTakesPartOfThem()
