@@ -248,7 +248,7 @@ internal sealed class FileBody : SafeHandle
     /// An unnamed file (O_TMPFILE) in the temporary folder, readable by its owner only, written
     /// and then held through a read-only descriptor alone. sendfile(2) from a memory file (tmpfs)
     /// looks up each 4 KiB page on its own, where the page cache of a disk's file system hands out
-    /// pages in batches and large folios: at 130 KB and 417 KB that took 8-12% off the server's
+    /// pages in batches and large folios: at 130 KB and 417 KB that took 6-12% off the server's
     /// CPU a request (docs/performance.md, "Large bodies from the page cache"). Its pages can be
     /// evicted, so it is sent only while resident (<see cref="IsResident"/>). No other process can
     /// open it by a name, and its space goes back to the file system when it closes, or when the
