@@ -257,7 +257,7 @@ internal sealed class FileBody : SafeHandle
     /// </summary>
     private static unsafe FileBody? TryCreateUnnamed(ReadOnlySpan<byte> bytes)
     {
-        var writable = Libc.open(Path.GetTempPath(), Libc.OpenUnnamed | Libc.OpenReadWrite | Libc.OpenCloseOnExec, OwnerReadOnly);
+        var writable = OpenUnnamed();
         if (writable < 0)
         {
             return null;
@@ -299,7 +299,7 @@ internal sealed class FileBody : SafeHandle
         }
 
         var usable = false;
-        var fd = Libc.open(Path.GetTempPath(), Libc.OpenUnnamed | Libc.OpenReadWrite | Libc.OpenCloseOnExec, OwnerReadOnly);
+        var fd = OpenUnnamed();
         if (fd >= 0)
         {
             var buffer = stackalloc byte[256];
@@ -313,6 +313,9 @@ internal sealed class FileBody : SafeHandle
         Volatile.Write(ref s_unnamedUsable, usable ? 1 : 2);
         return usable;
     }
+
+    // A new unnamed file of the temporary folder, open for writing, mode 0400; -1 where refused.
+    private static int OpenUnnamed() => Libc.open(Path.GetTempPath(), Libc.OpenUnnamed | Libc.OpenReadWrite | Libc.OpenCloseOnExec, OwnerReadOnly);
 
     private static unsafe bool WriteAll(int fd, ReadOnlySpan<byte> bytes)
     {
