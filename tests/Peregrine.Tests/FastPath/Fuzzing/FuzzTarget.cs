@@ -39,12 +39,16 @@ internal sealed class FuzzTarget : IAsyncDisposable
 
     public HostPair Pair { get; }
 
-    /// <summary>The files of the tree every target serves, all small enough to be held in memory.</summary>
+    /// <summary>The files of the tree every target serves, all small enough to be held in memory, one of them 100,000 bytes.</summary>
     public static void WriteTree(TempTree tree)
     {
         tree.Write("index.html", "<!doctype html><title>home</title>" + new string('x', 2000));
         tree.Write("css/site.css", string.Concat(Enumerable.Repeat("body { color: #123456; }\n", 200)));
         tree.Write("img/a.png", Enumerable.Range(0, 3000).Select(i => (byte)(i * 7)).ToArray());
+
+        // Past FileBody.PageCacheMinimum, and still held in memory: sent by sendfile from this
+        // process's unnamed copy where the temporary folder is a disk's, whole and in ranges.
+        tree.Write("img/b.png", Enumerable.Range(0, 100_000).Select(i => (byte)(i * 13)).ToArray());
         tree.Write("docs/index.html", "docs");
         tree.Write("a.txt", "a");
 

@@ -12,7 +12,7 @@ namespace Peregrine.Tests.FastPath.Fuzzing;
 internal sealed class RequestGenerator(Random random, FuzzTarget target)
 {
     private static readonly string[] s_paths =
-        ["/", "/index.html", "/css/site.css", "/img/a.png", "/docs/", "/docs", "/a.txt", "/missing.js", "/app/route", "/index.html?v=1", "/css/site.css?x=%20&y"];
+        ["/", "/index.html", "/css/site.css", "/img/a.png", "/img/b.png", "/docs/", "/docs", "/a.txt", "/missing.js", "/app/route", "/index.html?v=1", "/css/site.css?x=%20&y"];
 
     private static readonly string[] s_oddTargets =
         ["/%69ndex.html", "/./index.html", "/css/../index.html", "//index.html", "/index.html/", "*", "http://x/index.html", "/index.html#f",
