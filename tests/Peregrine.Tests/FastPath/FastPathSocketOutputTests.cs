@@ -181,6 +181,30 @@ public sealed class FastPathSocketOutputTests
         Assert.Equal(bytes, File.ReadAllBytes($"/proc/self/fd/{fd}"));
     }
 
+    [NativeFact("unnamed files (O_TMPFILE) and cachestat(2)")]
+    public async Task ACopyWhosePagesLeftTheCache_ReadsAsNotResident_OnceTheLastAnswerIsOld_AndAsResidentWhenReadBack()
+    {
+        if (TemporaryFolderIsTmpfs())
+        {
+            return;
+        }
+
+        var bytes = Pattern(FileBody.PageCacheMinimum + 70_000, seed: 6);
+        using var copy = FileBody.TryCreate(bytes);
+        Assert.NotNull(copy);
+        Assert.False(copy.InMemory);
+        Assert.True(copy.IsResident());
+
+        // A yes is taken on trust for a while, so that each send does not ask the kernel; once
+        // it is older than that, the pages' eviction is seen.
+        PageCache.Evict($"/proc/self/fd/{(int)copy.DangerousGetHandle()}");
+        await Task.Delay(FileBody.ResidencyTrustMilliseconds + 50);
+        Assert.False(copy.IsResident());
+
+        await copy.WarmAsync();
+        Assert.True(copy.IsResident());
+    }
+
     private const int GetSeals = 1034;
     private const int AccessModeMask = 3;
 
@@ -282,6 +306,7 @@ public sealed class FastPathSocketOutputTests
         // answers: on a connection kept alive, every request after it is the fast path's too,
         // which a hand-off to Kestrel would have taken for the connection's life.
         PageCache.Evict(entry.Identity.PhysicalPath!);
+        await Task.Delay(FileBody.ResidencyTrustMilliseconds + 50); // the last yes no longer trusted
         var responses = await GetKeptAliveAsync(host, recorder, "/large.bin", "/large.bin");
         Assert.All(responses.Bodies, answered => Assert.Equal(large, answered));
         Assert.Equal([200, 200], responses.Statuses);
