@@ -178,11 +178,11 @@ internal sealed partial class Http1FastPath
             if (socket is not null && bodyBytes >= SocketOutput.DirectBodyMinimum)
             {
                 // A copy in the page cache whose pages were evicted would make sendfile wait on
-                // the disk: this body goes from memory, and the copy is read back meanwhile.
+                // the disk: this body goes from memory, and the copy is written again meanwhile.
                 var sealedCopy = blocks.SealedCopy(content!);
                 if (sealedCopy is not null && !sealedCopy.IsResident())
                 {
-                    _ = sealedCopy.WarmAsync();
+                    _ = sealedCopy.RefillAsync(content!);
                     sealedCopy = null;
                 }
 

@@ -87,6 +87,20 @@ internal static partial class Libc
     /// <summary>O_RDWR.</summary>
     public const int OpenReadWrite = 2;
 
+    /// <summary>O_WRONLY.</summary>
+    public const int OpenWriteOnly = 1;
+
+    /// <summary>fchmod(2): a file's mode, through a descriptor of any access.</summary>
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int fchmod(int fd, uint mode);
+
+    /// <summary>POSIX_FADV_DONTNEED: a file's clean pages that nothing holds leave the page cache.</summary>
+    public const int AdviseDontNeed = 4;
+
+    /// <summary>posix_fadvise(2); returns the error number, 0 for none, rather than setting errno.</summary>
+    [LibraryImport("libc")]
+    public static partial int posix_fadvise(int fd, long offset, long length, int advice);
+
     /// <summary>O_TMPFILE on Linux (x86-64 and arm64): __O_TMPFILE | O_DIRECTORY, an unnamed file in the folder given.</summary>
     public const int OpenUnnamed = 0x400000 | 0x10000;
 

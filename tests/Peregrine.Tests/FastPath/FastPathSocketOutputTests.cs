@@ -205,6 +205,47 @@ public sealed class FastPathSocketOutputTests
         Assert.True(copy.IsResident());
     }
 
+    [NativeFact("unnamed files (O_TMPFILE) and cachestat(2)")]
+    public async Task ACopyWhosePagesLeftTheCache_IsWrittenAgainFromTheBytesInMemory_AndStaysReadOnly()
+    {
+        if (TemporaryFolderIsTmpfs())
+        {
+            return;
+        }
+
+        var bytes = Pattern(FileBody.PageCacheMinimum + 70_000, seed: 7);
+        using var copy = FileBody.TryCreate(bytes);
+        Assert.NotNull(copy);
+        var fd = (int)copy.DangerousGetHandle();
+        var path = $"/proc/self/fd/{fd}";
+        PageCache.Evict(path);
+        var made = WriteTime(path);
+        await Task.Delay(50);
+
+        await copy.RefillAsync(bytes);
+
+        // Written, not read back: the file's time moved (a read leaves it), and every page is
+        // cached. The same bytes, the mode 0400 again, and the descriptor held still read-only.
+        Assert.True(WriteTime(path) > made, "the copy was written again");
+        Assert.True(copy.IsResident());
+        Assert.Equal(bytes, File.ReadAllBytes(path));
+        Assert.True(OperatingSystem.IsLinux());
+        if (OperatingSystem.IsLinux())
+        {
+            Assert.Equal(UnixFileMode.UserRead, File.GetUnixFileMode(path));
+        }
+
+        Assert.Equal(Libc.OpenReadOnly, Libc.fcntl(fd, Libc.GetStatusFlags, 0) & AccessModeMask);
+    }
+
+    // The file's own time (fstat(2) of a new descriptor): File.GetLastWriteTimeUtc of a /proc
+    // link would give the link's.
+    private static DateTime WriteTime(string path)
+    {
+        using var handle = File.OpenHandle(path);
+        return File.GetLastWriteTimeUtc(handle);
+    }
+
     private const int GetSeals = 1034;
     private const int AccessModeMask = 3;
 
