@@ -189,10 +189,7 @@ public sealed class FastPathSocketOutputTests
             return;
         }
 
-        var bytes = Pattern(FileBody.PageCacheMinimum + 70_000, seed: 6);
-        using var copy = FileBody.TryCreate(bytes);
-        Assert.NotNull(copy);
-        Assert.False(copy.InMemory);
+        using var copy = UnnamedCopy(seed: 6, out _);
         Assert.True(copy.IsResident());
 
         // A yes is taken on trust for a while, so that each send does not ask the kernel; once
@@ -213,9 +210,7 @@ public sealed class FastPathSocketOutputTests
             return;
         }
 
-        var bytes = Pattern(FileBody.PageCacheMinimum + 70_000, seed: 7);
-        using var copy = FileBody.TryCreate(bytes);
-        Assert.NotNull(copy);
+        using var copy = UnnamedCopy(seed: 7, out var bytes);
         var fd = (int)copy.DangerousGetHandle();
         var path = $"/proc/self/fd/{fd}";
         PageCache.Evict(path);
@@ -236,6 +231,16 @@ public sealed class FastPathSocketOutputTests
         }
 
         Assert.Equal(Libc.OpenReadOnly, Libc.fcntl(fd, Libc.GetStatusFlags, 0) & AccessModeMask);
+    }
+
+    // A large body's copy, in an unnamed file where the temporary folder is a disk's.
+    private static FileBody UnnamedCopy(int seed, out byte[] bytes)
+    {
+        bytes = Pattern(FileBody.PageCacheMinimum + 70_000, seed);
+        var copy = FileBody.TryCreate(bytes);
+        Assert.NotNull(copy);
+        Assert.False(copy.InMemory);
+        return copy;
     }
 
     // The file's own time (fstat(2) of a new descriptor): File.GetLastWriteTimeUtc of a /proc
