@@ -404,7 +404,13 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     continue;
                 }
 
+                // One connection a wake, as nginx without multi_accept: the listening socket is
+                // level-triggered, so epoll reports it again while others wait. Accepting until
+                // EAGAIN made one failed accept4 every 8 connections and spent more in accept4
+                // (spin-lock waits on the listening socket among it): with a new connection for
+                // each request, 8-10% more CPU a request (bench/RESULTS.md, "One accept a wake").
                 _connections.Add(new Connection(fd, _now));
+                return;
             }
         }
 
