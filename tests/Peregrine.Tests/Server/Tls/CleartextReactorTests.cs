@@ -183,6 +183,32 @@ public sealed class CleartextReactorTests
         Assert.False(server.Transport.TakeHandedOff(LocalPort(client)));
     }
 
+    /// <summary>
+    /// Connections that wait to be accepted together: each thread accepts one a wake, and the
+    /// listening socket, level-triggered, wakes it again while any waits. Every one is answered.
+    /// </summary>
+    [NativeFact("the cleartext reactor (epoll)")]
+    public async Task ConnectionsWaitingTogether_AreAllAcceptedAndAnswered()
+    {
+        await using var server = await ServerAsync();
+        var clients = await Task.WhenAll(Enumerable.Range(0, 64).Select(_ => ConnectAsync(server.Host)));
+        try
+        {
+            await Task.WhenAll(clients.Select(client => client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"u8.ToArray())));
+            var responses = await Task.WhenAll(clients.Select(ReadToEndAsync));
+
+            Assert.All(responses, response => Assert.EndsWith("\r\n\r\nhello", response));
+            Assert.All(clients, client => Assert.False(server.Transport.TakeHandedOff(LocalPort(client))));
+        }
+        finally
+        {
+            foreach (var client in clients)
+            {
+                client.Dispose();
+            }
+        }
+    }
+
     /// <summary>A client that stops reading a response is cut off at Kestrel's minimum response data rate, as Kestrel cuts off its own.</summary>
     [NativeFact("the cleartext reactor (epoll)")]
     public async Task ClientThatStopsReading_IsClosedAtTheMinimumResponseDataRate()
