@@ -164,18 +164,7 @@ internal sealed class FileBody : SafeHandle
     /// sendfile"). Requests that find the copy cold meanwhile wait for the same read. Whether every
     /// page is in afterwards is for the caller to ask again: under memory pressure it may not be.
     /// </summary>
-    public Task WarmAsync()
-    {
-        lock (_warmLock)
-        {
-            if (_warming is not { IsCompleted: false } warming)
-            {
-                warming = _warming = Task.Factory.StartNew(static state => ((FileBody)state!).Warm(), this, CancellationToken.None, TaskCreationOptions.DenyChildAttach, TaskScheduler.Default);
-            }
-
-            return warming;
-        }
-    }
+    public Task WarmAsync() => Warming(static state => ((FileBody)state!).Warm(), this);
 
     /// <summary>
     /// As <see cref="WarmAsync"/>, for an unnamed copy of <paramref name="content"/>, the bytes it
@@ -187,13 +176,17 @@ internal sealed class FileBody : SafeHandle
     /// meets them mid-write sends the same body. Where that cannot be done, read back as by
     /// <see cref="WarmAsync"/>.
     /// </summary>
-    public Task RefillAsync(byte[] content)
+    public Task RefillAsync(byte[] content) => Warming(static state => Refill(((FileBody, byte[]))state!), (this, content));
+
+    // The read or write under way, or else this one started on a thread of the pool: one at a
+    // time for a copy, and requests that find it cold meanwhile wait for the same.
+    private Task Warming(Action<object?> work, object state)
     {
         lock (_warmLock)
         {
             if (_warming is not { IsCompleted: false } warming)
             {
-                warming = _warming = Task.Factory.StartNew(static state => Refill(((FileBody, byte[]))state!), (this, content), CancellationToken.None, TaskCreationOptions.DenyChildAttach, TaskScheduler.Default);
+                warming = _warming = Task.Factory.StartNew(work, state, CancellationToken.None, TaskCreationOptions.DenyChildAttach, TaskScheduler.Default);
             }
 
             return warming;

@@ -20,7 +20,7 @@ public static class PageCache
             using (var handle = File.OpenHandle(path))
             {
                 Assert.Equal(0, fsync((int)handle.DangerousGetHandle()));
-                Assert.Equal(0, posix_fadvise((int)handle.DangerousGetHandle(), 0, 0, 4));
+                Assert.Equal(0, Libc.posix_fadvise((int)handle.DangerousGetHandle(), 0, 0, Libc.AdviseDontNeed));
             }
 
             if (!Holds(path))
@@ -52,9 +52,6 @@ public static class PageCache
 
     [DllImport("libc")]
     private static extern int fsync(int fd);
-
-    [DllImport("libc")]
-    private static extern int posix_fadvise(int fd, long offset, long length, int advice);
 
     [DllImport("libc", EntryPoint = "syscall")]
     private static extern int cachestat(nint number, int fd, ref Libc.CachestatRange range, out Libc.Cachestat stat, uint flags);
