@@ -174,6 +174,19 @@ class Run:
             return None
         return a[0] / b[0]
 
+    def paired(self, server, cell, base):
+        """(median, min, max) over the repetitions of the server's requests/s over the base's in the
+        same repetition, or None. With --by-cell a repetition's runs of one cell are seconds apart,
+        so each ratio compares the two servers at nearly the same moment: the speed of this
+        machine's cores drifts by more than the differences measured over the minutes between
+        repetitions, and a ratio of medians taken from different repetitions carries that drift."""
+        a = {r["rep"]: float(r["rps"]) for r in self.samples.get((server, cell), [])}
+        b = {r["rep"]: float(r["rps"]) for r in self.samples.get((base, cell), [])}
+        ratios = [a[k] / b[k] for k in a if k in b and b[k] > 0]
+        if not ratios:
+            return None
+        return statistics.median(ratios), min(ratios), max(ratios)
+
     def cpu(self, server, cell):
         """(median server CPU µs per request, median share of CPU 0 the server used, median busy
         share of CPU 1, the load generator's core), or None for a run without CPU columns."""
@@ -277,6 +290,22 @@ def ratio_table(run):
         rows.append(row)
     names = " / ".join("× " + display(b) for b in bases)
     return names, table(["cell"] + [display(s) for s in run.servers], rows)
+
+
+def paired_table(run):
+    """Each server's requests/s over nginx's within each repetition: median (min–max)."""
+    if "nginx" not in run.servers or run.env.get("interleave") != "cells" or int(run.env.get("reps", "1")) < 2:
+        return None
+    others = [s for s in run.servers if s != "nginx"]
+    rows = []
+    for cell in run.cell_ids:
+        proto, size, conns = run.cells[cell]
+        row = [cell_label(proto, size, conns, run.env)]
+        for s in others:
+            p = run.paired(s, cell, "nginx")
+            row.append("–" if p is None else f"{p[0]:.2f} ({p[1]:.2f}–{p[2]:.2f})")
+        rows.append(row)
+    return table(["cell"] + [display(s) for s in others], rows)
 
 
 def cpu_table(run):
@@ -536,6 +565,10 @@ def section(run, args):
         lines += ["", f"### Ratios ({names}, medians)", "", text]
         if "nginx" in run.servers and any(run.bound(c, [s, "nginx"]) for c in run.cell_ids for s in run.servers if s != "nginx"):
             lines += ["", BOUND_LEGEND]
+    paired = paired_table(run)
+    if paired:
+        lines += ["", "### Ratios paired by repetition (requests/s × nginx's in the same repetition, its runs of the "
+                  "cell seconds apart; median, min–max)", "", paired]
     cpu = cpu_table(run)
     if cpu:
         lines += ["", "### CPU per request (the server's CPU time over its requests, median; in brackets the share of "
