@@ -25,13 +25,15 @@
 // middleware and its pipes) allocates per request; Peregrine's TLS figure minus the ceiling's is
 // what Peregrine adds over TLS.
 //
-//   dotnet run -c Release --project bench/Alloc -- tls [REQUESTS] [ROUNDS] [STREAMS]
+//   dotnet run -c Release --project bench/Alloc -- tls [REQUESTS] [ROUNDS] [STREAMS] [SIZES]
 //
 // REQUESTS per cell (default 50,000; a warm-up run of a fifth of it first, on its own
 // connection); ROUNDS, measurements per cell, alternating servers, the median printed with
 // the range (default 3): Kestrel's memory pool returns idle blocks and allocates them again
 // later, in bursts that fall on one run and not the next; STREAMS, concurrent HTTP/2 streams
-// on the connection (h2load -m, default 1).
+// on the connection (h2load -m, default 1); SIZES, the bodies' sizes in bytes, comma-separated
+// (default 3348,31744; over HTTPS/1.1 the fast path hands a body of about 64 KiB or more to the
+// TLS stream from its own array, so 133120 or 427008 measure that path).
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using System.Net;
@@ -47,7 +49,7 @@ using Peregrine.Server.Hosting;
 
 static class TlsAlloc
 {
-    private static readonly (string Name, int Size)[] Files = [("small.bin", 3348), ("medium.bin", 31744)];
+    private static (string Name, int Size)[] Files = [("small.bin", 3348), ("medium.bin", 31744)];
 
     private static readonly (string Name, Protocol Protocol)[] Protocols =
     [
@@ -70,6 +72,12 @@ static class TlsAlloc
         var requests = args.Length > 1 ? int.Parse(args[1]) : 50_000;
         var rounds = args.Length > 2 ? int.Parse(args[2]) : 3;
         var streams = args.Length > 3 ? int.Parse(args[3]) : 1;
+        if (args.Length > 4)
+        {
+            Files = [.. args[4].Split(',').Select(size => int.TryParse(size, out var bytes) && bytes > 0
+                ? ($"f-{bytes}.bin", bytes)
+                : throw new ArgumentException($"SIZES: '{size}' is not a whole number of bytes above 0"))];
+        }
         var root = Directory.CreateTempSubdirectory("peregrine-alloc-tls").FullName;
         try
         {

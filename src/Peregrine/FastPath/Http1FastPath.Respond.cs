@@ -188,6 +188,10 @@ internal sealed partial class Http1FastPath
 
                 socket.WriteBody(content!, sealedCopy, bodyStart, bodyBytes);
             }
+            else if (output is TlsRecordWriter tls)
+            {
+                tls.WriteBody(content!, (int)bodyStart, (int)bodyBytes);
+            }
             else
             {
                 Put(socket, output, content!.AsSpan((int)bodyStart, (int)bodyBytes));
