@@ -171,22 +171,10 @@ internal sealed class SocketOutput : PipeWriter
     /// <summary>Closes the buffer being written into: it joins the pieces to send, or goes back to the pool empty.</summary>
     private void EndBuffer()
     {
-        if (_current is null)
+        if (FilledBuffer.Close(ref _current, ref _written, out var length) is { } filled)
         {
-            return;
+            _pieces.Add(new Piece(filled, 0, length, rented: true, file: null));
         }
-
-        if (_written != 0)
-        {
-            _pieces.Add(new Piece(_current, 0, _written, rented: true, file: null));
-        }
-        else
-        {
-            ArrayPool<byte>.Shared.Return(_current);
-        }
-
-        _current = null;
-        _written = 0;
     }
 
     /// <summary>

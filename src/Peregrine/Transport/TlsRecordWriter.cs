@@ -66,22 +66,10 @@ internal sealed class TlsRecordWriter : PipeWriter
     /// <summary>Closes the buffer being written into: it joins those to write, or goes back to the pool empty.</summary>
     private void EndBuffer()
     {
-        if (_current is null)
+        if (FilledBuffer.Close(ref _current, ref _written, out var length) is { } filled)
         {
-            return;
+            _full.Add((filled, 0, length, true));
         }
-
-        if (_written != 0)
-        {
-            _full.Add((_current, 0, _written, true));
-        }
-        else
-        {
-            ArrayPool<byte>.Shared.Return(_current);
-        }
-
-        _current = null;
-        _written = 0;
     }
 
     /// <summary>
