@@ -59,6 +59,11 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
     private readonly HandOnCallback _handOn;
     private readonly ILogger _logger;
     private readonly int _listen;
+
+    // The kernel holds a new connection until its first bytes come (TCP_DEFER_ACCEPT), so a
+    // connection is read as soon as it is accepted, and joins the loop's epoll set only if it
+    // stays open after that read.
+    private readonly bool _deferred;
     private readonly long _keepAliveMilliseconds;
     private readonly long _firstBytesMilliseconds;
     private readonly Loop[] _loops;
@@ -85,6 +90,15 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         {
             throw new SocketException(Marshal.GetLastPInvokeError());
         }
+
+        // As nginx's "listen … deferred": a connection is accepted once its request has come (or
+        // after about a second without: the kernel's next SYN-ACK, whose ACK then completes it),
+        // so one wake of a loop accepts it, reads the request and answers it. Without, a client
+        // with a new connection for each request woke the server twice for most of them, once
+        // for the connection and once for its request (bench/RESULTS.md, "Accepted with the
+        // request"). Should the kernel refuse it, connections are accepted as they come.
+        var defer = 1;
+        _deferred = Libc.setsockopt(_listen, Libc.ProtocolTcp, Libc.TcpDeferAccept, &defer, sizeof(int)) == 0;
 
         _loops = new Loop[threads];
         try
@@ -161,6 +175,9 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
 
         /// <summary>EPOLLOUT is asked for: since the first response that did not fit.</summary>
         public bool Writable;
+
+        /// <summary>In the loop's epoll set: from its accept on, or, accepted with its request, once it stays open after its first read.</summary>
+        public bool Registered;
 
         /// <summary>
         /// Waiting for a body's pages to be read into the page cache (Http1FastPath.Outcome.Warm):
@@ -396,21 +413,59 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     continue;
                 }
 
-                // EPOLLOUT is asked for once a response does not fit (WaitToSend): asked for
-                // here, a new socket, writable at once, would wake the loop once for nothing.
-                if (!Add(fd, Libc.EpollIn | Libc.EpollEnded | Libc.EpollEdgeTriggered))
-                {
-                    Libc.close(fd);
-                    continue;
-                }
-
                 // One connection a wake, as nginx without multi_accept: the listening socket is
                 // level-triggered, so epoll reports it again while others wait. Accepting until
                 // EAGAIN made one failed accept4 every 8 connections and spent more in accept4
                 // (spin-lock waits on the listening socket among it): with a new connection for
                 // each request, 8-10% more CPU a request (bench/RESULTS.md, "One accept a wake").
-                _connections.Add(new Connection(fd, _now));
+                var connection = new Connection(fd, _now);
+                _connections.Add(connection);
+                if (!_owner._deferred)
+                {
+                    Register(connection);
+                    return;
+                }
+
+                // Accepted with its request: answered now; one that closes after its response
+                // never joins the epoll set.
+                try
+                {
+                    Serve(connection, ended: false);
+                    if (!connection.Registered && ReferenceEquals(_connections[fd], connection))
+                    {
+                        // Edge-triggered, added now: input that came since the read is reported
+                        // at once, as the kernel checks the socket when it is added.
+                        Register(connection);
+                    }
+                }
+                catch (Exception ex)
+                {
+                    // As for a connection epoll reported (Run).
+                    ConnectionFailed(_owner._logger, ex);
+                    if (ReferenceEquals(_connections[fd], connection))
+                    {
+                        Close(connection);
+                    }
+                }
+
                 return;
+            }
+        }
+
+        /// <summary>
+        /// Adds a connection to the loop's epoll set, for its input. EPOLLOUT is asked for once a
+        /// response does not fit (WaitToSend): asked for here, a socket with room, as a new one
+        /// has, would wake the loop once for nothing. A connection that cannot be added is closed.
+        /// </summary>
+        private void Register(Connection connection)
+        {
+            if (Add(connection.Fd, Libc.EpollIn | Libc.EpollEnded | Libc.EpollEdgeTriggered))
+            {
+                connection.Registered = true;
+            }
+            else
+            {
+                Close(connection);
             }
         }
 
@@ -764,11 +819,14 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 // Edge-triggered, EPOLLOUT comes from now on only after a send found the socket
                 // full (the kernel wakes a writer only then); asked for on a socket with room
                 // already, it comes at once, and the send is tried again.
+                // A connection answered as it was accepted joins the epoll set here.
                 connection.Writable = true;
-                if (!Control(Libc.EpollModify, connection.Fd, Libc.EpollIn | Libc.EpollOut | Libc.EpollEnded | Libc.EpollEdgeTriggered))
+                if (!Control(connection.Registered ? Libc.EpollModify : Libc.EpollAdd, connection.Fd, Libc.EpollIn | Libc.EpollOut | Libc.EpollEnded | Libc.EpollEdgeTriggered))
                 {
                     throw new SocketException(Marshal.GetLastPInvokeError());
                 }
+
+                connection.Registered = true;
             }
 
             connection.Sending = true;
@@ -790,7 +848,10 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         private void HandOn(Connection connection, byte[]? prefix, bool pending, bool closing, bool http2 = false, bool kestrels = false)
         {
             _connections.Remove(connection);
-            Control(Libc.EpollDelete, connection.Fd, 0);
+            if (connection.Registered)
+            {
+                Control(Libc.EpollDelete, connection.Fd, 0);
+            }
             var handle = new SafeSocketHandle(connection.Fd, ownsHandle: true);
             Socket socket;
             try

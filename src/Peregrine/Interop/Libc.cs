@@ -286,6 +286,9 @@ internal static partial class Libc
     public const int ProtocolTcp = 6;
     public const int TcpNoDelay = 1;
 
+    /// <summary>TCP_DEFER_ACCEPT: a listening socket's connections are accepted once their first bytes have come.</summary>
+    public const int TcpDeferAccept = 9;
+
     [LibraryImport("libc", SetLastError = true)]
     public static unsafe partial int setsockopt(int fd, int level, int name, void* value, uint length);
 

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using System.Text;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
@@ -179,6 +180,43 @@ public sealed class CleartextReactorTests
         var responses = await ReadToEndAsync(client);
 
         Assert.Equal(Count(requests, "GET "), Count(responses, "\r\n\r\nhello"));
+        Assert.EndsWith("\r\n\r\nhello", responses);
+        Assert.False(server.Transport.TakeHandedOff(LocalPort(client)));
+    }
+
+    /// <summary>
+    /// The listening socket holds a new connection in the kernel until its first bytes come
+    /// (TCP_DEFER_ACCEPT, as nginx's "listen … deferred"), so that one wake accepts, reads and
+    /// answers it.
+    /// </summary>
+    [NativeFact("the cleartext reactor (epoll)")]
+    public async Task ListeningSocket_DefersAcceptUntilTheFirstBytesCome()
+    {
+        await using var server = await ServerAsync();
+
+        Assert.True(DeferAcceptSeconds(server.Host.Address.Port) > 0);
+    }
+
+    /// <summary>
+    /// A client that waits before its first request: within the kernel's deferral (accepted with
+    /// the request, read at once) and past it (accepted without, read when epoll says it came).
+    /// Both are answered by the reactor, a second request too, without Kestrel.
+    /// </summary>
+    [NativeTheory("the cleartext reactor (epoll)")]
+    [InlineData(300)]
+    [InlineData(2_500)]
+    public async Task ClientThatWaitsBeforeItsFirstRequest_IsAnsweredByTheReactor(int wait)
+    {
+        await using var server = await ServerAsync();
+        using var client = await ConnectAsync(server.Host);
+
+        await Task.Delay(wait);
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+        Assert.StartsWith("HTTP/1.1 200 OK", await ReadResponsesAsync(client, 1));
+        await client.SendAsync("GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"u8.ToArray());
+        var responses = await ReadToEndAsync(client);
+
+        Assert.Equal(1, Count(responses, "\r\n\r\nhello"));
         Assert.EndsWith("\r\n\r\nhello", responses);
         Assert.False(server.Transport.TakeHandedOff(LocalPort(client)));
     }
@@ -445,6 +483,49 @@ public sealed class CleartextReactorTests
         await socket.ConnectAsync(IPAddress.Loopback, host.Address.Port);
         return socket;
     }
+
+    /// <summary>TCP_DEFER_ACCEPT of this process's socket listening on <paramref name="port"/>, found among its descriptors.</summary>
+    private static int DeferAcceptSeconds(int port)
+    {
+        foreach (var entry in Directory.EnumerateFileSystemEntries("/proc/self/fd"))
+        {
+            if (!int.TryParse(Path.GetFileName(entry), out var fd) || new FileInfo(entry).LinkTarget is not { } target || !target.StartsWith("socket:", StringComparison.Ordinal))
+            {
+                continue;
+            }
+
+            var length = sizeof(int);
+            if (getsockopt(fd, SolSocket, SoAcceptConn, out var value, ref length) != 0 || value == 0)
+            {
+                continue;
+            }
+
+            // struct sockaddr_in or sockaddr_in6: the family, then the port in network order.
+            var address = new byte[128];
+            length = address.Length;
+            if (getsockname(fd, address, ref length) != 0 || ((address[2] << 8) | address[3]) != port)
+            {
+                continue;
+            }
+
+            length = sizeof(int);
+            Assert.Equal(0, getsockopt(fd, IpProtoTcp, TcpDeferAccept, out value, ref length));
+            return value;
+        }
+
+        throw new InvalidOperationException($"No socket of this process listens on port {port}.");
+    }
+
+    private const int SolSocket = 1;
+    private const int SoAcceptConn = 30;
+    private const int IpProtoTcp = 6;
+    private const int TcpDeferAccept = 9;
+
+    [DllImport("libc", SetLastError = true)]
+    private static extern int getsockopt(int fd, int level, int name, out int value, ref int length);
+
+    [DllImport("libc", SetLastError = true)]
+    private static extern int getsockname(int fd, byte[] address, ref int length);
 
     private static int LocalPort(Socket socket) => ((IPEndPoint)socket.LocalEndPoint!).Port;
 
