@@ -60,9 +60,8 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
     private readonly ILogger _logger;
     private readonly int _listen;
 
-    // The kernel holds a new connection until its first bytes come (TCP_DEFER_ACCEPT), so a
-    // connection is read as soon as it is accepted, and joins the loop's epoll set only if it
-    // stays open after that read.
+    // The kernel holds a new connection until its first bytes come, so a connection is read as
+    // soon as it is accepted, and joins the loop's epoll set only if it stays open after that read.
     private readonly bool _deferred;
     private readonly long _keepAliveMilliseconds;
     private readonly long _firstBytesMilliseconds;
@@ -71,7 +70,13 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
 
     /// <param name="listen">The bound, listening socket; it must outlive the reactor.</param>
     /// <param name="threads">Loops, each with its own epoll set; each accepts for itself.</param>
-    public CleartextReactor(Socket listen, Http1FastPath fastPath, HandOnCallback handOn, ILogger logger, int threads)
+    /// <param name="deferred">
+    /// Whether the listening socket holds new connections until their first bytes come
+    /// (<see cref="ClientHelloListener.DeferAccept"/>): then a connection is read as soon as it
+    /// is accepted, in the same wake, where a connection accepted without its request would
+    /// cost a read that finds nothing.
+    /// </param>
+    public CleartextReactor(Socket listen, Http1FastPath fastPath, HandOnCallback handOn, ILogger logger, int threads, bool deferred)
     {
         _fastPath = fastPath;
         _handOn = handOn;
@@ -91,15 +96,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             throw new SocketException(Marshal.GetLastPInvokeError());
         }
 
-        // As nginx's "listen … deferred": a connection is accepted once its request has come (or
-        // after about a second without: the kernel's next SYN-ACK, whose ACK then completes it),
-        // so one wake of a loop accepts it, reads the request and answers it. Without, a client
-        // with a new connection for each request woke the server twice for most of them, once
-        // for the connection and once for its request (bench/RESULTS.md, "Accepted with the
-        // request"). Should the kernel refuse it, connections are accepted as they come.
-        var defer = 1;
-        _deferred = Libc.setsockopt(_listen, Libc.ProtocolTcp, Libc.TcpDeferAccept, &defer, sizeof(int)) == 0;
-
+        _deferred = deferred;
         _loops = new Loop[threads];
         try
         {
@@ -818,8 +815,8 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             {
                 // Edge-triggered, EPOLLOUT comes from now on only after a send found the socket
                 // full (the kernel wakes a writer only then); asked for on a socket with room
-                // already, it comes at once, and the send is tried again.
-                // A connection answered as it was accepted joins the epoll set here.
+                // already, it comes at once, and the send is tried again. A connection answered
+                // as it was accepted joins the epoll set here.
                 connection.Writable = true;
                 if (!Control(connection.Registered ? Libc.EpollModify : Libc.EpollAdd, connection.Fd, Libc.EpollIn | Libc.EpollOut | Libc.EpollEnded | Libc.EpollEdgeTriggered))
                 {
@@ -852,6 +849,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             {
                 Control(Libc.EpollDelete, connection.Fd, 0);
             }
+
             var handle = new SafeSocketHandle(connection.Fd, ownsHandle: true);
             Socket socket;
             try

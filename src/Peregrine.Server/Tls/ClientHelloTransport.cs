@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Threading.Channels;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
@@ -181,6 +182,7 @@ internal sealed class ClientHelloListener : IConnectionListener
     public ClientHelloListener(Socket socket, ILogger logger, IMemoryPoolFactory<byte> pools, TimeSpan peekTimeout, bool answersPlainHttp = false, bool cleartext = false, Http1FastPath? fastPath = null, TlsTerminator? terminator = null)
     {
         _socket = socket;
+        var deferred = DeferAccept(socket);
         _terminator = cleartext ? null : terminator;
         _pool = pools.Create();
         _peekTimeout = peekTimeout;
@@ -196,7 +198,7 @@ internal sealed class ClientHelloListener : IConnectionListener
         if (cleartext && fastPath is { Answers: true } && PlatformParts.IsNative)
         {
             // The reactor accepts, on threads of its own; it hands on what it does not answer.
-            _reactor = new CleartextReactor(socket, fastPath, HandOn, logger, Environment.ProcessorCount);
+            _reactor = new CleartextReactor(socket, fastPath, HandOn, logger, Environment.ProcessorCount, deferred);
             _accepting = Task.CompletedTask;
         }
         else
@@ -206,6 +208,37 @@ internal sealed class ClientHelloListener : IConnectionListener
     }
 
     public EndPoint EndPoint { get; }
+
+    /// <summary>
+    /// Has the kernel hold a new connection until its first bytes come (TCP_DEFER_ACCEPT), as
+    /// nginx's <c>listen … deferred</c>: every client of this server speaks first (a request, h2c's
+    /// preface, a ClientHello), so the wake that accepts a connection finds them there, and the
+    /// sorting peek and the reactor's first read return at once. A client that sends nothing is
+    /// accepted all the same after about a second, when the kernel sends its SYN-ACK again and the
+    /// client's ACK completes the connection; the timeouts for its first bytes run from then.
+    /// With a new connection for each request, a server woke twice for most of them without it,
+    /// once for the connection and once for its request (bench/RESULTS.md, "Accepted with the
+    /// request"). False where the kernel has no such option; connections are then accepted as
+    /// they come.
+    /// </summary>
+    internal static bool DeferAccept(Socket socket)
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return false;
+        }
+
+        var seconds = 1;
+        try
+        {
+            socket.SetRawSocketOption(Libc.ProtocolTcp, Libc.TcpDeferAccept, MemoryMarshal.AsBytes(new ReadOnlySpan<int>(ref seconds)));
+            return true;
+        }
+        catch (SocketException)
+        {
+            return false;
+        }
+    }
 
     /// <summary>Connections handed on with Kestrel's default scheduling, because they offered h2.</summary>
     internal long Http2Connections => Interlocked.Read(ref _http2);

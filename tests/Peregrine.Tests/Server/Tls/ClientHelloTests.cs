@@ -7,6 +7,8 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.Extensions.Logging.Abstractions;
 using Peregrine.Server.Tls;
+using Peregrine.Tests.Infrastructure;
+using Peregrine.Tests.Platform;
 
 namespace Peregrine.Tests.Server.Tls;
 
@@ -93,6 +95,18 @@ public sealed class ClientHelloTests
 
         Assert.Equal(hello, read.Buffer.Slice(0, hello.Length).ToArray());
         Assert.Equal(1, listener.Http2Connections);
+    }
+
+    /// <summary>
+    /// The listening socket holds a new connection in the kernel until its first bytes come
+    /// (TCP_DEFER_ACCEPT), so that the peek at them returns at once.
+    /// </summary>
+    [LinuxFact]
+    public async Task Listener_DefersAcceptUntilTheFirstBytesCome()
+    {
+        await using var listener = Listen(TimeSpan.FromSeconds(10));
+
+        Assert.True(ListeningSockets.DeferAcceptSeconds(((IPEndPoint)listener.EndPoint).Port) > 0);
     }
 
     [Fact]
