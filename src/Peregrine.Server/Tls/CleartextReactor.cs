@@ -318,11 +318,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                                 }
                                 catch (Exception ex)
                                 {
-                                    ConnectionFailed(_owner._logger, ex);
-                                    if (ReferenceEquals(_connections[warmed.Fd], warmed))
-                                    {
-                                        Close(warmed);
-                                    }
+                                    Failed(warmed, ex);
                                 }
                             }
                         }
@@ -334,12 +330,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                             }
                             catch (Exception ex)
                             {
-                                // As Kestrel ends a connection whose handler threw: logged, closed.
-                                ConnectionFailed(_owner._logger, ex);
-                                if (ReferenceEquals(_connections[fd], connection))
-                                {
-                                    Close(connection);
-                                }
+                                Failed(connection, ex);
                             }
                         }
                     }
@@ -437,15 +428,23 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 }
                 catch (Exception ex)
                 {
-                    // As for a connection epoll reported (Run).
-                    ConnectionFailed(_owner._logger, ex);
-                    if (ReferenceEquals(_connections[fd], connection))
-                    {
-                        Close(connection);
-                    }
+                    Failed(connection, ex);
                 }
 
                 return;
+            }
+        }
+
+        /// <summary>
+        /// As Kestrel ends a connection whose handler threw: logged, and closed if it is still
+        /// this loop's (not closed or handed on before the exception).
+        /// </summary>
+        private void Failed(Connection connection, Exception ex)
+        {
+            ConnectionFailed(_owner._logger, ex);
+            if (ReferenceEquals(_connections[connection.Fd], connection))
+            {
+                Close(connection);
             }
         }
 
