@@ -3,6 +3,12 @@ using System.Runtime.InteropServices;
 // Interop: every call into the C library, in one place, with the constants of the headers it
 // takes them from. The callers decide what a failure means; nothing here retries or throws.
 // Whether the Linux-only calls are made at all is PlatformParts' decision, not the caller's.
+//
+// Most of Linux's constants and layouts are the same on x86-64 and arm64 (both take the generic
+// tables); the few that are not are chosen by the architecture the process runs on, through a
+// method that names the architecture (…On(Architecture)), so that tests can check both from one
+// machine. tests/Peregrine.Tests/Platform/LibcAbiTests compiles a C probe with clang for
+// x86_64-linux-gnu and aarch64-linux-gnu and compares every value here with its headers'.
 
 namespace Peregrine.Interop;
 
@@ -71,8 +77,16 @@ internal static partial class Libc
     /// <summary>O_RDONLY.</summary>
     public const int OpenReadOnly = 0;
 
-    /// <summary>O_DIRECTORY: 0200000 on Linux (x86-64 and arm64), 0x100000 on macOS and the BSDs.</summary>
-    public static int OpenDirectory => OperatingSystem.IsLinux() ? 0x10000 : 0x100000;
+    /// <summary>O_DIRECTORY for this process: Linux's for its architecture, 0x100000 on macOS and the BSDs.</summary>
+    public static readonly int OpenDirectory = OperatingSystem.IsLinux() ? OpenDirectoryOn(RuntimeInformation.ProcessArchitecture) : 0x100000;
+
+    /// <summary>
+    /// O_DIRECTORY on Linux: 0200000 (0x10000) in the generic table that x86-64 uses, 040000
+    /// (0x4000) on Arm (arm64 and 32-bit) and ppc64le. On those, 0x10000 is O_DIRECT, which a
+    /// folder refuses (EINVAL).
+    /// </summary>
+    public static int OpenDirectoryOn(Architecture architecture)
+        => architecture is Architecture.Arm64 or Architecture.Arm or Architecture.Armv6 or Architecture.Ppc64le ? 0x4000 : 0x10000;
 
     /// <summary>O_CLOEXEC: 02000000 on Linux, 0x1000000 on macOS.</summary>
     public static int OpenCloseOnExec => OperatingSystem.IsLinux() ? 0x80000 : 0x1000000;
@@ -101,13 +115,16 @@ internal static partial class Libc
     [LibraryImport("libc")]
     public static partial int posix_fadvise(int fd, long offset, long length, int advice);
 
-    /// <summary>O_TMPFILE on Linux (x86-64 and arm64): __O_TMPFILE | O_DIRECTORY, an unnamed file in the folder given.</summary>
-    public const int OpenUnnamed = 0x400000 | 0x10000;
+    /// <summary>O_TMPFILE for this process (Linux only): an unnamed file in the folder given.</summary>
+    public static readonly int OpenUnnamed = OpenUnnamedOn(RuntimeInformation.ProcessArchitecture);
+
+    /// <summary>O_TMPFILE on Linux: __O_TMPFILE (020000000, the same on x86-64 and arm64) | O_DIRECTORY, which is not.</summary>
+    public static int OpenUnnamedOn(Architecture architecture) => 0x400000 | OpenDirectoryOn(architecture);
 
     /// <summary>TMPFS_MAGIC, statfs(2)'s f_type for tmpfs, whose files are memory files.</summary>
     public const long TmpfsMagic = 0x01021994;
 
-    /// <summary>fstatfs(2); f_type is the first field, a long, on x86-64 and arm64 (struct statfs is 120 bytes).</summary>
+    /// <summary>fstatfs(2); f_type is the first field, a long, on x86-64 and arm64 (struct statfs is 120 bytes there; give it <see cref="StatBufferSize"/>).</summary>
     [LibraryImport("libc", SetLastError = true)]
     public static unsafe partial int fstatfs(int fd, byte* buffer);
 
@@ -125,6 +142,31 @@ internal static partial class Libc
     public static unsafe partial nint copy_file_range(int fdIn, long* offIn, int fdOut, long* offOut, nuint length, uint flags);
 
     // :: stat(2), whose buffer the caller reads by the layout of its architecture; realpath(3).
+
+    /// <summary>The bytes a caller gives stat(2), fstat(2) and fstatfs(2): more than struct stat (144 bytes on x86-64, 128 on arm64) and struct statfs (120) take.</summary>
+    public const int StatBufferSize = 256;
+
+    /// <summary>Where struct stat's fields lie on Linux: x86-64 has {dev, ino, nlink (8 bytes), mode}, arm64 (the generic layout) {dev, ino, mode, nlink (4 bytes)}; the rest meet again at st_rdev's end.</summary>
+    /// <param name="Device">st_dev, 8 bytes.</param>
+    /// <param name="Inode">st_ino, 8 bytes.</param>
+    /// <param name="Mode">st_mode, 4 bytes; -1 where the layout is not known here (the caller asks .NET instead).</param>
+    /// <param name="Size">st_size, 8 bytes.</param>
+    /// <param name="ModifiedSeconds">st_mtim.tv_sec, 8 bytes.</param>
+    /// <param name="ModifiedNanoseconds">st_mtim.tv_nsec, 8 bytes.</param>
+    public readonly record struct StatLayout(int Device, int Inode, int Mode, int Size, int ModifiedSeconds, int ModifiedNanoseconds)
+    {
+        /// <summary>The layout of this process's architecture.</summary>
+        public static readonly StatLayout Current = On(RuntimeInformation.ProcessArchitecture);
+
+        public bool IsKnown => Mode >= 0;
+
+        public static StatLayout On(Architecture architecture) => architecture switch
+        {
+            Architecture.X64 => new(0, 8, 24, 48, 88, 96),
+            Architecture.Arm64 => new(0, 8, 16, 48, 88, 96),
+            _ => new(0, 8, -1, 48, 88, 96),
+        };
+    }
 
     [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
     public static unsafe partial int stat(string path, byte* buffer);
@@ -254,7 +296,9 @@ internal static partial class Libc
     /// it there) and on 32-bit x86 (where a 64-bit field aligns to 4); 16 elsewhere. Its 64-bit
     /// data follows the 32-bit events at offset 4 or 8.
     /// </summary>
-    public static readonly int EpollEventSize = RuntimeInformation.ProcessArchitecture is Architecture.X64 or Architecture.X86 ? 12 : 16;
+    public static readonly int EpollEventSize = EpollEventSizeOn(RuntimeInformation.ProcessArchitecture);
+
+    public static int EpollEventSizeOn(Architecture architecture) => architecture is Architecture.X64 or Architecture.X86 ? 12 : 16;
 
     [LibraryImport("libc", SetLastError = true)]
     public static partial int epoll_create1(int flags);
@@ -318,7 +362,7 @@ internal static partial class Libc
         public ulong RecentlyEvicted;
     }
 
-    private const nint CachestatNumber = 451;
+    internal const nint CachestatNumber = 451;
 
     [LibraryImport("libc", EntryPoint = "syscall", SetLastError = true)]
     private static unsafe partial int Syscall(nint number, int fd, CachestatRange* range, Cachestat* stat, uint flags);
@@ -338,8 +382,9 @@ internal static partial class Libc
 
     // :: dlopen(3) with RTLD_NOLOAD: whether a shared library is already in the process.
 
-    private const int LoadLazy = 0x1;
-    private const int LoadNoLoad = 0x4;
+    /// <summary>RTLD_LAZY and RTLD_NOLOAD.</summary>
+    internal const int LoadLazy = 0x1;
+    internal const int LoadNoLoad = 0x4;
 
     [LibraryImport("libc", StringMarshalling = StringMarshalling.Utf8)]
     private static partial nint dlopen(string file, int mode);

@@ -7,25 +7,25 @@ namespace Peregrine.Live;
 /// <summary>The events: read from the descriptor, and what each means for the files and folders it names.</summary>
 internal sealed partial class InotifyWatcher
 {
-    private const uint InModify = 0x2;
-    private const uint InAttrib = 0x4;
-    private const uint InCloseWrite = 0x8;
-    private const uint InCloseNoWrite = 0x10;
-    private const uint InOpen = 0x20;
-    private const uint InMovedFrom = 0x40;
-    private const uint InMovedTo = 0x80;
-    private const uint InCreate = 0x100;
-    private const uint InDelete = 0x200;
-    private const uint InDeleteSelf = 0x400;
-    private const uint InMoveSelf = 0x800;
-    private const uint InQueueOverflow = 0x4000;
-    private const uint InIgnored = 0x8000;
-    private const uint InOnlyDir = 0x0100_0000;
-    private const uint InDontFollow = 0x0200_0000;
-    private const uint InExclUnlink = 0x0400_0000;
-    private const uint InIsDir = 0x4000_0000;
-    private const int InNonBlock = 0x800;
-    private const int InCloseOnExec = 0x80000;
+    internal const uint InModify = 0x2;
+    internal const uint InAttrib = 0x4;
+    internal const uint InCloseWrite = 0x8;
+    internal const uint InCloseNoWrite = 0x10;
+    internal const uint InOpen = 0x20;
+    internal const uint InMovedFrom = 0x40;
+    internal const uint InMovedTo = 0x80;
+    internal const uint InCreate = 0x100;
+    internal const uint InDelete = 0x200;
+    internal const uint InDeleteSelf = 0x400;
+    internal const uint InMoveSelf = 0x800;
+    internal const uint InQueueOverflow = 0x4000;
+    internal const uint InIgnored = 0x8000;
+    internal const uint InOnlyDir = 0x0100_0000;
+    internal const uint InDontFollow = 0x0200_0000;
+    internal const uint InExclUnlink = 0x0400_0000;
+    internal const uint InIsDir = 0x4000_0000;
+    internal const int InNonBlock = 0x800;
+    internal const int InCloseOnExec = 0x80000;
     private const int PollTimeoutMs = 20;
     private const int EventBatchMs = 5;
 

@@ -38,18 +38,12 @@ internal enum FileKind : byte
 /// </remarks>
 internal static class FileSystemProbe
 {
-    private const int S_IFMT = 0xF000;
-    private const int S_IFREG = 0x8000;
-    private const int S_IFDIR = 0x4000;
-    private const int S_IFLNK = 0xA000;
+    internal const int S_IFMT = 0xF000;
+    internal const int S_IFREG = 0x8000;
+    internal const int S_IFDIR = 0x4000;
+    internal const int S_IFLNK = 0xA000;
 
-    // Offset of st_mode in struct stat: x86-64 {dev, ino, nlink(8), mode}; arm64 {dev, ino, mode}.
-    private static readonly int s_modeOffset = RuntimeInformation.ProcessArchitecture switch
-    {
-        Architecture.X64 => 24,
-        Architecture.Arm64 => 16,
-        _ => -1,
-    };
+    private static readonly StatLayout s_layout = StatLayout.Current;
 
     // The stat(2) layout read here is Linux's: elsewhere, and on the portable path, .NET answers.
     private static bool s_nativeUnavailable = !PlatformParts.IsNative;
@@ -163,12 +157,11 @@ internal static class FileSystemProbe
     /// </summary>
     public static unsafe FileFacts Probe(string path, bool followLinks = true)
     {
-        if (!s_nativeUnavailable && s_modeOffset >= 0)
+        if (!s_nativeUnavailable && s_layout.IsKnown)
         {
             try
             {
-                // struct stat is 144 bytes on x86-64 and 128 on arm64.
-                byte* buffer = stackalloc byte[256];
+                byte* buffer = stackalloc byte[StatBufferSize];
                 return (followLinks ? stat(path, buffer) : lstat(path, buffer)) == 0 ? FactsOf(buffer) : default;
             }
             catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
@@ -194,13 +187,13 @@ internal static class FileSystemProbe
     /// <summary>Length and modification time of an open file, from one fstat(2).</summary>
     public static unsafe FileFacts Probe(Microsoft.Win32.SafeHandles.SafeFileHandle handle)
     {
-        if (!s_nativeUnavailable && s_modeOffset >= 0)
+        if (!s_nativeUnavailable && s_layout.IsKnown)
         {
             var added = false;
             try
             {
                 handle.DangerousAddRef(ref added);
-                byte* buffer = stackalloc byte[256];
+                byte* buffer = stackalloc byte[StatBufferSize];
                 if (fstat((int)handle.DangerousGetHandle(), buffer) == 0)
                 {
                     return FactsOf(buffer);
@@ -228,7 +221,7 @@ internal static class FileSystemProbe
 
     private static unsafe FileFacts FactsOf(byte* buffer)
     {
-        var kind = (*(uint*)(buffer + s_modeOffset) & S_IFMT) switch
+        var kind = (*(uint*)(buffer + s_layout.Mode) & S_IFMT) switch
         {
             S_IFREG => FileKind.Regular,
             S_IFDIR => FileKind.Directory,
@@ -236,28 +229,25 @@ internal static class FileSystemProbe
             _ => FileKind.Other,
         };
 
-        // st_size and st_mtim (seconds, nanoseconds) sit at the same offsets on x86-64 and
-        // arm64.
-        var length = *(long*)(buffer + 48);
+        var length = *(long*)(buffer + s_layout.Size);
 
         // A file system stores times that DateTime cannot hold (touch -d @-99999999999 on tmpfs):
         // such a time is taken as the nearest one it can, rather than failing the index.
-        var seconds = Math.Clamp(*(long*)(buffer + 88), MinUnixSeconds, MaxUnixSeconds);
-        var ticks = DateTime.UnixEpoch.Ticks + (seconds * TimeSpan.TicksPerSecond) + Math.Clamp(*(long*)(buffer + 96) / 100, 0, TimeSpan.TicksPerSecond - 1);
+        var seconds = Math.Clamp(*(long*)(buffer + s_layout.ModifiedSeconds), MinUnixSeconds, MaxUnixSeconds);
+        var ticks = DateTime.UnixEpoch.Ticks + (seconds * TimeSpan.TicksPerSecond) + Math.Clamp(*(long*)(buffer + s_layout.ModifiedNanoseconds) / 100, 0, TimeSpan.TicksPerSecond - 1);
         return new FileFacts(kind, length, ticks);
     }
 
     public static unsafe FileNode NodeOf(string path)
     {
-        if (!s_nativeUnavailable && s_modeOffset >= 0)
+        if (!s_nativeUnavailable && s_layout.IsKnown)
         {
             try
             {
-                byte* buffer = stackalloc byte[256];
+                byte* buffer = stackalloc byte[StatBufferSize];
                 if (stat(path, buffer) == 0)
                 {
-                    // st_dev and st_ino lead struct stat on both x86-64 and arm64.
-                    return new FileNode(*(ulong*)buffer, *(ulong*)(buffer + 8));
+                    return new FileNode(*(ulong*)(buffer + s_layout.Device), *(ulong*)(buffer + s_layout.Inode));
                 }
             }
             catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)

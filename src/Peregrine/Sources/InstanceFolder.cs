@@ -59,14 +59,31 @@ internal sealed class InstanceFolder : IDisposable
     /// </summary>
     /// <exception cref="IOException">The folder could not be made.</exception>
     /// <exception cref="UnauthorizedAccessException">The parent is not writable.</exception>
-    public static InstanceFolder Create(string parent, string prefix)
+    public static InstanceFolder Create(string parent, string prefix) => Create(parent, prefix, NewName(prefix));
+
+    /// <summary>
+    /// A name for a folder of this process's own, <paramref name="prefix"/> then the process id
+    /// and a random part: for a caller that must give out the folder's path before it can make it.
+    /// </summary>
+    public static string NewName(string prefix)
+        => prefix + Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture) + "-" + Guid.NewGuid().ToString("N")[..12];
+
+    /// <summary>How a new folder is opened and locked: <see cref="TryLock"/>, or in a test one that fails as open(2) can.</summary>
+    internal delegate SafeFileHandle? LockAttempt(string folder, out bool lockable);
+
+    /// <summary>
+    /// As <see cref="Create(string, string)"/>, under the name <paramref name="name"/> (from
+    /// <see cref="NewName"/> with the same prefix).
+    /// </summary>
+    /// <exception cref="IOException">The folder could not be made or locked; nothing is left behind.</exception>
+    /// <exception cref="UnauthorizedAccessException">The parent is not writable.</exception>
+    internal static InstanceFolder Create(string parent, string prefix, string name, LockAttempt? tryLock = null)
     {
         Directory.CreateDirectory(parent);
         RemoveAbandoned(parent, prefix);
+        var final = System.IO.Path.Combine(parent, name);
         for (var attempt = 1; ; attempt++)
         {
-            var name = prefix + Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture) + "-" + Guid.NewGuid().ToString("N")[..12];
-            var final = System.IO.Path.Combine(parent, name);
             try
             {
                 if (OperatingSystem.IsWindows())
@@ -74,12 +91,14 @@ internal sealed class InstanceFolder : IDisposable
                     return CreateOnWindows(final);
                 }
 
-                return CreateLocked(System.IO.Path.Combine(parent, StagingMark + name), final);
+                var staging = System.IO.Path.Combine(parent, StagingMark + name + "-" + attempt.ToString(System.Globalization.CultureInfo.InvariantCulture));
+                return CreateLocked(staging, final, tryLock ?? TryLock);
             }
             catch (IOException) when (attempt < Attempts)
             {
                 // Another process's start-up took the staging folder for abandoned in the moment
-                // between its mkdir and its lock, and removed it.
+                // between its mkdir and its lock, and removed it; or the lock was refused, and
+                // the folder removed. A new staging name each time.
             }
         }
     }
@@ -144,11 +163,25 @@ internal sealed class InstanceFolder : IDisposable
     }
 
     [System.Runtime.Versioning.UnsupportedOSPlatform("windows")]
-    private static InstanceFolder CreateLocked(string staging, string final)
+    private static InstanceFolder CreateLocked(string staging, string final, LockAttempt tryLock)
     {
         // Readable by this user only: what the folder holds is this process's.
         Directory.CreateDirectory(staging, UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute);
-        var handle = TryLock(staging, out var lockable);
+        SafeFileHandle? handle;
+        bool lockable;
+        try
+        {
+            handle = tryLock(staging, out lockable);
+        }
+        catch (IOException)
+        {
+            // The folder this process just made cannot be opened to lock (refused flags, say, or
+            // a descriptor limit): no other process can own it, so it goes now rather than
+            // staying behind as a folder no later start can open to remove either.
+            TryDelete(staging);
+            throw;
+        }
+
         if (handle is null && lockable)
         {
             // Locked by another process's start-up, which is removing it as abandoned.
@@ -163,6 +196,9 @@ internal sealed class InstanceFolder : IDisposable
         }
         catch
         {
+            // Still this process's (locked, or on a file system without locks): removed under
+            // the lock, then the lock goes.
+            TryDelete(staging);
             handle?.Dispose();
             throw;
         }

@@ -42,8 +42,8 @@ internal sealed class FileBody : SafeHandle
     private const int WarmChunk = 256 * 1024;
 
     // Mode 0400 for an unnamed copy (TryCreateUnnamed); 0600 for the moment Refill opens it to write.
-    private const uint OwnerReadOnly = 0x100;
-    private const uint OwnerReadWrite = 0x180;
+    internal const uint OwnerReadOnly = 0x100;
+    internal const uint OwnerReadWrite = 0x180;
 
     private static int s_copies;
     private static long s_bytes;
@@ -409,7 +409,7 @@ internal sealed class FileBody : SafeHandle
         var fd = OpenUnnamed();
         if (fd >= 0)
         {
-            var buffer = stackalloc byte[256];
+            var buffer = stackalloc byte[Libc.StatBufferSize];
             var range = new Libc.CachestatRange { Offset = 0, Length = 1 };
             Libc.Cachestat stat;
             usable = Libc.fstatfs(fd, buffer) == 0 && *(long*)buffer != Libc.TmpfsMagic

@@ -63,4 +63,37 @@ public sealed class InstanceFolderTests
         Assert.True(Directory.Exists(owner.Path), "a live process's folder was removed");
         Assert.True(Directory.Exists(staging), "a folder another process is still making was removed");
     }
+
+    [Fact]
+    public void FolderThatCannotBeLocked_IsRemoved_AndTheFailureSaid()
+    {
+        // As on arm64 when O_DIRECTORY had x86-64's value (O_DIRECT there): open(2) of the new
+        // folder refused. Each attempt's staging folder must go with it.
+        using var parent = new TempTree();
+        var attempts = 0;
+
+        var failure = Assert.Throws<IOException>(() => InstanceFolder.Create(parent.Root, Prefix, InstanceFolder.NewName(Prefix), (string folder, out bool lockable) =>
+        {
+            attempts++;
+            Assert.True(Directory.Exists(folder), "the lock was asked for before the folder was made");
+            lockable = false;
+            throw new IOException($"Cannot open '{folder}' (errno 22).");
+        }));
+
+        Assert.Contains("errno 22", failure.Message, StringComparison.Ordinal);
+        Assert.Equal(3, attempts);
+        Assert.Empty(Directory.GetFileSystemEntries(parent.Root));
+    }
+
+    [Fact]
+    public void FolderMadeUnderAGivenName_HasThatName()
+    {
+        using var parent = new TempTree();
+        var name = InstanceFolder.NewName(Prefix);
+
+        using var folder = InstanceFolder.Create(parent.Root, Prefix, name);
+
+        Assert.Equal(Path.Combine(parent.Root, name), folder.Path);
+        Assert.Equal([folder.Path], Directory.GetDirectories(parent.Root));
+    }
 }

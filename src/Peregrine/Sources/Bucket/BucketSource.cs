@@ -21,7 +21,8 @@ internal sealed class BucketSource : IDisposable
     // together do not come back together, as throttling asks).
     private static readonly TimeSpan s_maxBackoff = TimeSpan.FromSeconds(30);
 
-    private readonly InstanceFolder _folder;
+    private readonly string _parent;
+    private readonly string _folderName;
     private readonly BucketSync _sync;
     private readonly BucketOptions _options;
     private readonly ILogger _logger;
@@ -32,12 +33,14 @@ internal sealed class BucketSource : IDisposable
     private Action? _newRelease;
     private Func<string?>? _rootInForce;
     private Task? _loop;
+    private InstanceFolder? _folder;
     private int _failures;
     private volatile BucketState _state;
 
-    private BucketSource(InstanceFolder folder, BucketSync sync, BucketOptions options, ILogger logger)
+    private BucketSource(string parent, string folderName, BucketSync sync, BucketOptions options, ILogger logger)
     {
-        _folder = folder;
+        _parent = parent;
+        _folderName = folderName;
         _sync = sync;
         _options = options;
         _logger = logger;
@@ -59,13 +62,20 @@ internal sealed class BucketSource : IDisposable
     /// <summary>For tests: called before each download.</summary>
     internal BucketSync Sync => _sync;
 
-    /// <summary>Makes the process's folder for the copy and a client for the bucket; nothing is read from the bucket yet.</summary>
+    /// <summary>
+    /// Names the process's folder for the copy and makes a client for the bucket; nothing is read
+    /// from the bucket, and the folder is made by the first sync: a folder that cannot be made
+    /// (the temporary folder full, unwritable, or refusing the lock) is reported and tried again
+    /// with the sync's backoff, as a bucket that cannot be reached is, rather than stopping the
+    /// process.
+    /// </summary>
     public static BucketSource Create(BucketOptions options, ILoggerFactory loggerFactory)
     {
         var logger = loggerFactory.CreateLogger("Peregrine.Bucket");
         var client = BucketClient.Create(options);
-        var folder = InstanceFolder.Create(options.CacheDirectory ?? Path.GetTempPath(), FolderPrefix);
-        return new BucketSource(folder, new BucketSync(client, options, folder, logger), options, logger);
+        var parent = options.CacheDirectory ?? Path.GetTempPath();
+        var name = InstanceFolder.NewName(FolderPrefix);
+        return new BucketSource(parent, name, new BucketSync(client, options, Path.Combine(parent, name), logger), options, logger);
     }
 
     /// <summary>
@@ -118,7 +128,7 @@ internal sealed class BucketSource : IDisposable
         }
 
         _sync.Dispose();
-        _folder.Dispose();
+        _folder?.Dispose();
         _wake.Dispose();
         _stopping.Dispose();
     }
@@ -132,6 +142,7 @@ internal sealed class BucketSource : IDisposable
             var interruptible = true;
             try
             {
+                _folder ??= InstanceFolder.Create(_parent, FolderPrefix, _folderName);
                 var changed = await _sync.SyncAsync(token).ConfigureAwait(false);
                 if (_failures > 0)
                 {
@@ -177,7 +188,11 @@ internal sealed class BucketSource : IDisposable
                 }
             }
 
-            RemoveLeftVersions();
+            if (_folder is not null)
+            {
+                RemoveLeftVersions();
+            }
+
             if (_leaving.Count > 0 && (wait == Timeout.InfiniteTimeSpan || wait > s_removalGrace))
             {
                 // Come back to remove what the catalog has left once its grace is over.

@@ -26,7 +26,7 @@ internal sealed class BucketSync : IDisposable
 
     private readonly BucketClient _client;
     private readonly BucketOptions _options;
-    private readonly InstanceFolder _folder;
+    private readonly string _folder;
     private readonly ILogger _logger;
     private readonly HashSet<string> _skippedKeys = new(StringComparer.Ordinal);
     private readonly ListedTimes _times = new();
@@ -34,7 +34,7 @@ internal sealed class BucketSync : IDisposable
     private string? _pointerETag;
     private int _lastVersion;
 
-    public BucketSync(BucketClient client, BucketOptions options, InstanceFolder folder, ILogger logger)
+    public BucketSync(BucketClient client, BucketOptions options, string folder, ILogger logger)
     {
         _client = client;
         _options = options;
@@ -48,7 +48,7 @@ internal sealed class BucketSync : IDisposable
     public string Endpoint => _client.Endpoint;
 
     /// <summary>The link the catalog serves: its target is the version in force.</summary>
-    public string RootLink => Path.Combine(_folder.Path, LinkName);
+    public string RootLink => Path.Combine(_folder, LinkName);
 
     /// <summary>The Last-Modified of each file of the versions held, for the index.</summary>
     public ListedTimes Times => _times;
@@ -121,7 +121,7 @@ internal sealed class BucketSync : IDisposable
                 return false;
             }
 
-            var version = new LocalVersion(Path.Combine(_folder.Path, "v" + (++_lastVersion).ToString(System.Globalization.CultureInfo.InvariantCulture)), release, new Dictionary<string, BucketObject>(StringComparer.Ordinal));
+            var version = new LocalVersion(Path.Combine(_folder, "v" + (++_lastVersion).ToString(System.Globalization.CultureInfo.InvariantCulture)), release, new Dictionary<string, BucketObject>(StringComparer.Ordinal));
             try
             {
                 var (downloaded, bytes) = await FillAsync(version, listed, donors, cancellationToken).ConfigureAwait(false);
@@ -155,7 +155,7 @@ internal sealed class BucketSync : IDisposable
     public List<string> StaleFolders(string? keep)
     {
         var stale = new List<string>();
-        foreach (var folder in Directory.EnumerateDirectories(_folder.Path, "v*"))
+        foreach (var folder in Directory.EnumerateDirectories(_folder, "v*"))
         {
             // By name: the catalog's root is a real path, which may differ from this one in
             // its parents (a temporary folder reached through a link).
