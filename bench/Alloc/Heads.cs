@@ -8,7 +8,7 @@
 using System.Diagnostics;
 using System.Text;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
-using Peregrine.FastPath;
+using Peregrine.Http1;
 
 static class Heads
 {

@@ -46,7 +46,7 @@ var content = new byte[3348];
 new Random(1).NextBytes(content);
 File.WriteAllBytes(Path.Combine(root, "file.webp"), content);
 
-// A body large enough for the fast path's cleartext sends by sendfile(2) (Transport/SocketOutput).
+// A body large enough for the fast path's cleartext sends by sendfile(2) (Http1/SocketOutput).
 var large = new byte[133_120];
 new Random(2).NextBytes(large);
 File.WriteAllBytes(Path.Combine(root, "large.webp"), large);

@@ -16,12 +16,12 @@ using Microsoft.Extensions.Logging.Abstractions;
 //   socket   the stream reads and writes the socket (NetworkStream);
 //   kestrel  it reads through Kestrel's socket transport (its receive loop and input pipe, as
 //            under Kestrel's HttpsConnectionMiddleware) and writes the socket, as Peregrine's
-//            Tls/EncryptedOutput does;
+//            Connections/Tls/EncryptedOutput does;
 //   https    Kestrel's own: its socket transport (inline scheduling, as Peregrine's HTTP/1.1 TLS
 //            connections), its connection and HttpsConnectionMiddleware, and a connection
 //            middleware that answers from the TLS pipe, where Peregrine's fast path sits;
 //   https-direct  the same, with the encrypted output sent to the socket from the TLS stream's
-//            buffer (as Peregrine's Tls/EncryptedOutput does) rather than through Kestrel's
+//            buffer (as Peregrine's Connections/Tls/EncryptedOutput does) rather than through Kestrel's
 //            output pipe and send loop;
 //   terminated  TLS ended below Kestrel: a listener of its own does the handshake (SslStream
 //            over the socket) and hands Kestrel a connection whose transport is pipes over the
@@ -349,7 +349,7 @@ internal sealed class Pipes(PipeReader input, PipeWriter output) : IDuplexPipe
     public PipeWriter Output { get; } = output;
 }
 
-/// <summary>Sends what the TLS stream writes straight to the socket, as Peregrine's Tls/EncryptedOutput does (without its error handling).</summary>
+/// <summary>Sends what the TLS stream writes straight to the socket, as Peregrine's Connections/Tls/EncryptedOutput does (without its error handling).</summary>
 internal sealed class DirectSocketWriter(Socket socket) : PipeWriter
 {
     private byte[] _buffer = new byte[4096];

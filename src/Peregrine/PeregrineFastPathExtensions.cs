@@ -2,7 +2,7 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
-using Peregrine.FastPath;
+using Peregrine.Http1;
 using Peregrine.Live;
 using Peregrine.Metrics;
 

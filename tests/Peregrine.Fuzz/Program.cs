@@ -1,5 +1,5 @@
 using System.Diagnostics;
-using Peregrine.Tests.FastPath.Fuzzing;
+using Peregrine.Tests.Http1.Fuzzing;
 
 // Differential fuzzer for the HTTP/1.1 fast path: mutated requests to a server with the fast
 // path and one without, compared by status codes, number of responses and connection state.

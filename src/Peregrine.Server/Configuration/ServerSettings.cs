@@ -1,6 +1,7 @@
 using System.Net;
 using Peregrine;
-using Peregrine.Server.Tls;
+using Peregrine.Server.Connections;
+using Peregrine.Server.Connections.Tls;
 
 namespace Peregrine.Server.Configuration;
 

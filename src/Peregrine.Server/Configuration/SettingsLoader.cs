@@ -1,6 +1,7 @@
 using Peregrine.Server.AccessLog;
 using Peregrine.Server.Auth;
-using Peregrine.Server.Tls;
+using Peregrine.Server.Connections;
+using Peregrine.Server.Connections.Tls;
 using Peregrine.Validation;
 
 // Configuration: before the flow starts. The standalone server reads its settings from the

@@ -1,5 +1,6 @@
 using Peregrine.Server.Configuration;
-using Peregrine.Server.Tls;
+using Peregrine.Server.Connections;
+using Peregrine.Server.Connections.Tls;
 
 namespace Peregrine.Server.Hosting;
 

@@ -6,7 +6,7 @@ using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
-using Peregrine.FastPath;
+using Peregrine.Http1;
 
 namespace Peregrine.Server.Hosting;
 
@@ -29,7 +29,7 @@ internal static class Http2PriorKnowledge
     /// </summary>
     public static void UseHttp2PriorKnowledge(this ListenOptions listen, TimeSpan firstBytesTimeout)
     {
-        // A connection the cleartext reactor answered first (Tls/CleartextReactor) was looked at
+        // A connection the cleartext reactor answered first (Connections/CleartextReactor) was looked at
         // for the preface there, and may be waiting to send a response before the client sends
         // another byte.
         listen.Use(next => connection => connection.Features.Get<ReactorCarry>() is null ? RunAsync(connection, next, firstBytesTimeout) : next(connection));

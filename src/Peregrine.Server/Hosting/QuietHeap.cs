@@ -1,5 +1,6 @@
 using Peregrine.Compression;
-using Peregrine.Server.Tls;
+using Peregrine.Server.Connections;
+using Peregrine.Server.Connections.Tls;
 
 namespace Peregrine.Server.Hosting;
 

@@ -2,11 +2,12 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging.Console;
 using Peregrine;
-using Peregrine.FastPath;
+using Peregrine.Http1;
 using Peregrine.Server.AccessLog;
 using Peregrine.Server.Auth;
 using Peregrine.Server.Configuration;
-using Peregrine.Server.Tls;
+using Peregrine.Server.Connections;
+using Peregrine.Server.Connections.Tls;
 using Peregrine.Syntax;
 
 namespace Peregrine.Server.Hosting;
@@ -61,7 +62,7 @@ internal static class ServerHost
             if (ClientHelloTransportFactory.IsSupported)
             {
                 // With the fast path on Linux, the listener reads and answers connections itself
-                // before Kestrel (Tls/CleartextReactor).
+                // before Kestrel (Connections/CleartextReactor).
                 builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(
                     services.GetRequiredService<ILoggerFactory>(),
                     cleartextPools: services.GetRequiredService<IMemoryPoolFactory<byte>>(),
@@ -77,7 +78,7 @@ internal static class ServerHost
             int? httpsPort = settings.RedirectHttp == settings.Port ? null : settings.Port;
             // Connections whose ClientHello offers only HTTP/1.1 have their TLS ended by the
             // listener, below Kestrel, with the handshake options and timeout Kestrel's own TLS uses
-            // for the others (Tls/TlsTerminator); --kestrel-tls leaves them to Kestrel as well.
+            // for the others (Connections/Tls/TlsTerminator); --kestrel-tls leaves them to Kestrel as well.
             var handshakeTimeout = https!.CreateHandshakeOptions().HandshakeTimeout;
             builder.Services.AddSingleton<IConnectionListenerFactory>(services => new ClientHelloTransportFactory(
                 services.GetRequiredService<ILoggerFactory>(),

@@ -17,7 +17,7 @@ namespace Peregrine.Serving;
 
 /// <summary>
 /// Serves the files of the catalog. <see cref="Invoke"/> and <see cref="Serve"/> run the stages
-/// in order, each marked where it runs: key (mount point) → find (Catalog) → method →
+/// in order, each marked where it runs: key (mount point) → find (Indexing) → method →
 /// redirect or listing (Listing) → negotiate (Negotiation) → preconditions (Conditional, 304/412) →
 /// ranges (Ranges, 206/416) → send (Send). Everything a response needs was computed when the
 /// catalog was built; this path looks up, compares and writes.
@@ -99,7 +99,7 @@ internal sealed partial class PeregrineMiddleware
             return RequestChecks.Refuse(context, refusal);
         }
 
-        // :: find (Catalog), or for a navigation (Fallback) the SPA's shell or the 404 page
+        // :: find (Indexing), or for a navigation (Fallback) the SPA's shell or the 404 page
         if (!snapshot.TryFind(key, out var entry))
         {
             if ((_spaFallback is null && _notFoundPage is null) || !Navigation.Is(context.Request))

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Text;
 using System.Text.RegularExpressions;
-using Peregrine.FastPath;
+using Peregrine.Http1;
 
 namespace Peregrine.Tests.Fuzzing;
 

@@ -3,7 +3,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Primitives;
 using Peregrine.Conditional;
-using Peregrine.FastPath;
+using Peregrine.Http1;
 using Peregrine.Indexing;
 using Peregrine.Listing;
 using Peregrine.Negotiation;

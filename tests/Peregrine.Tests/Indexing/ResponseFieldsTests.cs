@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
-using Peregrine.FastPath;
+using Peregrine.Http1;
 using Peregrine.Fields;
 using Peregrine.Indexing;
 using Peregrine.Negotiation;

@@ -2,7 +2,7 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Compression;
-using Peregrine.FastPath;
+using Peregrine.Http1;
 
 namespace Peregrine.Tests.Infrastructure;
 

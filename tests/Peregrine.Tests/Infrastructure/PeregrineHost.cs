@@ -8,9 +8,10 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.AspNetCore.Connections;
-using Peregrine.FastPath;
+using Peregrine.Http1;
 using Peregrine.Live;
-using Peregrine.Server.Tls;
+using Peregrine.Server.Connections;
+using Peregrine.Server.Connections.Tls;
 
 namespace Peregrine.Tests.Infrastructure;
 
@@ -44,7 +45,7 @@ public sealed class PeregrineHost : IAsyncDisposable
     /// <param name="reactor">
     /// With <paramref name="fastPath"/>: the standalone server's cleartext listener, whose reactor
     /// reads each connection and answers from the fast path before Kestrel sees it
-    /// (Peregrine.Server.Tls.CleartextReactor), rather than Kestrel's socket transport.
+    /// (Peregrine.Server.Connections.CleartextReactor), rather than Kestrel's socket transport.
     /// </param>
     public static async Task<PeregrineHost> StartAsync(string root, Action<PeregrineOptions>? configure = null, Action<WebApplication>? before = null, bool fastPath = false, Action<KestrelServerOptions>? kestrel = null, Action<ListenOptions>? listen = null, Action<ListenOptions>? behindFastPath = null, bool reactor = false)
     {

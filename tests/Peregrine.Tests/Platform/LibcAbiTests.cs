@@ -7,7 +7,7 @@ using Peregrine.Interop;
 using Peregrine.Live;
 using Peregrine.Sources;
 using Peregrine.Tests.Infrastructure;
-using Peregrine.Transport;
+using Peregrine.Http1;
 using Cpu = System.Runtime.InteropServices.Architecture;
 
 namespace Peregrine.Tests.Platform;

@@ -1,0 +1,537 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
+using Peregrine.Fields;
+using Peregrine.Indexing;
+using Peregrine.Interop;
+using Peregrine.Live;
+using Peregrine.Metrics;
+
+namespace Peregrine.Http1;
+
+/// <summary>
+/// Answers plain HTTP/1.1 and HTTP/1.0 GETs and HEADs for files held in memory straight from the
+/// connection, below Kestrel's HTTP layer: the request head is parsed in place, the response is a
+/// header block encoded when the file was first served, the Date line and the bytes; one byte
+/// range of such a file is answered too (206). Everything else (a path not in memory, several
+/// ranges, a body, a percent-encoded path, an unknown precondition, HTTP/1.0 without Host,
+/// HTTP/2, a malformed head) is Kestrel's, through the normal pipeline: a
+/// body-less GET or HEAD read whole is lent to it (<see cref="KestrelLease"/>) and the connection
+/// is read on here once Kestrel has answered; any other request is handed to Kestrel before a
+/// single byte of it is consumed, with the rest of the connection. The responses are the middleware's: both write one <see cref="ResponseFields"/>.
+/// Over TLS (after Kestrel's handshake, when ALPN chose HTTP/1.1, HTTP/1.0 or nothing) it works
+/// the same, writing through the connection's <see cref="TlsOutput"/> unless that is switched off.
+/// </summary>
+internal sealed partial class Http1FastPath
+{
+    // Pipelined requests are answered into the connection's pipe until this many bytes wait
+    // there, then flushed before the next is answered: a client that pipelines thousands of
+    // requests for a 1 MB file gets them as fast as it reads, and the server holds at most one
+    // batch, not every response at once. A body is written whole: in pieces with a flush after
+    // each, large bodies were slower (docs/performance.md,
+    // "Pipelined responses and whole bodies").
+    private const int FlushThreshold = 64 * 1024;
+
+    // Requests lent to Kestrel one after another, none answered here between them, after which
+    // the next goes to Kestrel with the rest of the connection. Lending costs a request more CPU
+    // than Kestrel alone (the fast path reads its head too: 24 µs against 18 µs for a connection
+    // of 404s, bench/RESULTS.md "Requests lent to Kestrel"); a connection of nothing else, such as
+    // an application's API calls, pays it this many times at most.
+    private const int MaxLentInARow = 32;
+
+    // Beyond this a send deadline is no deadline (and TimeSpan would overflow): about 31 years.
+    private const double MaxSendSeconds = 1e9;
+
+    private readonly FileCatalog _catalog;
+    private readonly PeregrineMetrics _metrics;
+    private readonly HashSet<string>.AlternateLookup<ReadOnlySpan<char>> _reservedLookup;
+
+    // Bit n is set when a reserved path is n characters long (modulo 64): a path of no such
+    // length is not hashed. (Ordinal case-insensitive equals only strings of one length.)
+    private readonly ulong _reservedLengths;
+
+    private readonly ConfiguredHeaders _headers;
+    private readonly FastPathScope _scope;
+
+    /// <summary>False for <see cref="KestrelFront"/> alone: no request is answered here.</summary>
+    private readonly bool _serves;
+    private readonly bool _serverHeader;
+    private readonly bool _sizeTlsOutput;
+    private readonly TimeSpan _keepAliveTimeout;
+    private readonly TimeSpan _headersTimeout;
+    private readonly MinDataRate? _minResponseDataRate;
+
+    /// <summary>Kestrel's limits for this server, as the fast path applies them: a request beyond them is Kestrel's to refuse.</summary>
+    private readonly HeadLimits _headLimits;
+
+    /// <remarks>
+    /// <c>scope</c> is what the fast path may answer (<see cref="FastPathScope.Of"/>); null when
+    /// it is made for the catalog alone, with no application around it. <c>frontOnly</c> makes
+    /// it answer nothing and look at each connection's first head for <see cref="KestrelFront"/>
+    /// only, for a server that runs without the fast path. <c>sizeTlsOutput</c> false leaves a
+    /// TLS connection's output to Kestrel (<see cref="TlsOutput"/>).
+    /// </remarks>
+    public Http1FastPath(FileCatalog catalog, PeregrineMetrics metrics, IEnumerable<string> reservedPaths, KestrelServerLimits limits, bool serverHeader, FastPathScope? scope = null, bool frontOnly = false, bool sizeTlsOutput = true)
+    {
+        _headLimits = new HeadLimits(limits);
+        _keepAliveTimeout = limits.KeepAliveTimeout;
+        _headersTimeout = limits.RequestHeadersTimeout;
+        _minResponseDataRate = limits.MinResponseDataRate;
+        _serverHeader = serverHeader;
+        _sizeTlsOutput = sizeTlsOutput;
+        var options = catalog.Options;
+        _catalog = catalog;
+        _metrics = metrics;
+        var reserved = new HashSet<string>(reservedPaths, StringComparer.OrdinalIgnoreCase);
+        _headers = catalog.Headers;
+        _reservedLookup = reserved.GetAlternateLookup<ReadOnlySpan<char>>();
+        foreach (var path in reserved)
+        {
+            _reservedLengths |= 1UL << (path.Length & 63);
+        }
+
+        // Under a mount point every request goes the middleware's way: the fast path serves the
+        // root's paths only. (Misses, and so SPA fallbacks, are always handed off.)
+        _scope = scope ?? new FastPathScope(string.IsNullOrEmpty(options.RequestPath.Value) && options.OnPrepareResponse is null, []);
+        _serves = _scope.Serves && !frontOnly;
+    }
+
+    public Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate next)
+    {
+        if (connection.Features.Get<ITlsApplicationProtocolFeature>() is not { } protocol)
+        {
+            return _serves && PlatformParts.IsNative && connection.Features.Get<IConnectionSocketFeature>()?.Socket is { } socket
+                ? ServeSocketAsync(connection, socket, next, connection.Features.Get<ReactorCarry>())
+                : ServeAsync(connection, connection.Transport.Output, https: false, next);
+        }
+
+        if (connection.Features.Get<ISslStreamFeature>() is not { } tls)
+        {
+            // HTTP/2 by prior knowledge: Kestrel's.
+            return next(connection);
+        }
+
+        if (!_serves || !_sizeTlsOutput)
+        {
+            // Nothing answered here, or TLS output sizing is off: TLS output is left to Kestrel;
+            // HTTP/2 has no first head.
+            return IsHttp1(protocol.ApplicationProtocol.Span) ? ServeAsync(connection, connection.Transport.Output, https: true, next) : next(connection);
+        }
+
+        return ServeTlsAsync(connection, protocol, tls, next);
+    }
+
+    private async Task ServeTlsAsync(ConnectionContext connection, ITlsApplicationProtocolFeature protocol, ISslStreamFeature tls, ConnectionDelegate next)
+    {
+        // Over TLS every response, the fast path's and Kestrel's (HTTP/2 included), goes to the
+        // SslStream through one TlsRecordWriter for the connection's life (Http1/TlsOutput).
+        var output = TlsOutput.Install(connection, tls.SslStream);
+        try
+        {
+            if (IsHttp1(protocol.ApplicationProtocol.Span))
+            {
+                await ServeAsync(connection, output.Writer, https: true, next);
+            }
+            else
+            {
+                await next(connection);
+            }
+        }
+        finally
+        {
+            output.Remove(connection);
+        }
+    }
+
+    private async Task ServeSocketAsync(ConnectionContext connection, System.Net.Sockets.Socket socket, ConnectionDelegate next, ReactorCarry? carry)
+    {
+        // Over cleartext the fast path writes to the socket itself, which sends large bodies
+        // without copying them (Http1/SocketOutput); Kestrel's pipe is left empty for a
+        // hand-off, which comes only after everything written here has been sent. A connection
+        // a reactor answered first brings its output, whatever of it the socket had no room for.
+        var output = carry?.Output ?? new SocketOutput(socket);
+        try
+        {
+            await ServeAsync(connection, output, https: false, next, carry);
+        }
+        finally
+        {
+            output.Complete();
+        }
+    }
+
+    // No ALPN, or HTTP/1.1 or HTTP/1.0 chosen by it: HTTP/1.x framing either way.
+    private static bool IsHttp1(ReadOnlySpan<byte> alpn) => alpn.IsEmpty || alpn.SequenceEqual("http/1.1"u8) || alpn.SequenceEqual("http/1.0"u8);
+
+    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, bool https, ConnectionDelegate next, ReactorCarry? carry = null)
+    {
+        var input = connection.Transport.Input;
+        using var watched = FastPathHeartbeat.Watch(input, output);
+        var closing = connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default;
+        using var shutdown = closing.UnsafeRegister(static state => ((PipeReader)state!).CancelPendingRead(), input);
+        var headStarted = 0L;
+
+        // A head begun and not finished, copied out of the pipe (see below): its first
+        // `stashed` bytes; null otherwise.
+        byte[]? stash = null;
+        var stashed = 0;
+        var first = carry?.First ?? true;
+        byte[]? rewritten;
+        int rewrittenLength;
+        FileBody? cold;
+
+        // The request at the start of the next read was waited for (Outcome.Warm) once already.
+        var warmed = false;
+
+        // Kestrel's connection for the requests lent to it (Outcome.Lend), from the first, and
+        // how many have been lent since the fast path last answered one.
+        KestrelLease? lease = null;
+        var lentInARow = 0;
+        try
+        {
+            if (carry is not null && (carry.Closing || carry.Kestrels || output.UnflushedBytes != 0))
+            {
+                // What the reactor answered goes first, under the send deadline of any flush;
+                // after a Connection: close response, nothing more is read; a head the fast
+                // path handed on is Kestrel's, as in the hand-off below.
+                var sent = await FlushAsync(output, watched);
+                if (sent.IsCanceled)
+                {
+                    AbortStalled(connection);
+                    return;
+                }
+
+                if (carry.Closing || sent.IsCompleted)
+                {
+                    return;
+                }
+
+                if (carry.Kestrels)
+                {
+                    watched.Dispose();
+                    await next(connection);
+                    return;
+                }
+
+                // A head the reactor would lend waits in the input: it is lent from here.
+            }
+
+            while (true)
+            {
+                // Idle between requests up to the keep-alive timeout; a head that has begun
+                // must be complete within the request-headers timeout of its first byte.
+                watched.Arm(headStarted == 0 ? _keepAliveTimeout : _headersTimeout - TimeSpan.FromMilliseconds(Environment.TickCount64 - headStarted));
+                var result = await input.ReadAsync();
+                if (result.IsCanceled)
+                {
+                    if (closing.IsCancellationRequested || Environment.TickCount64 > Volatile.Read(ref watched.Deadline))
+                    {
+                        // Timed out, or the server is shutting down: close, as Kestrel would.
+                        // A head that began and did not finish in time gets Kestrel's 408 first.
+                        if (headStarted != 0 && !closing.IsCancellationRequested)
+                        {
+                            WriteRequestTimeout(output);
+                            await FlushAsync(output, watched);
+                        }
+
+                        return;
+                    }
+
+                    // A sweep that raced with the last request's re-arming: read on.
+                    input.AdvanceTo(result.Buffer.Start, result.Buffer.Start);
+                    continue;
+                }
+
+                var buffer = result.Buffer;
+                Outcome outcome;
+
+                // A head lent to Kestrel, copied out of the pipe.
+                byte[]? lent = null;
+                if (stash is null)
+                {
+                    outcome = Process(ref buffer, output, https, ref first, warmed, out rewritten, out rewrittenLength, out cold);
+                    warmed = false;
+                    if (!buffer.Start.Equals(result.Buffer.Start))
+                    {
+                        lentInARow = 0;
+                    }
+
+                    if (outcome == Outcome.Lend && lentInARow == MaxLentInARow)
+                    {
+                        outcome = Outcome.HandOff;
+                    }
+                }
+                else
+                {
+                    // The head began in an earlier read and was copied out (below): frame it
+                    // joined to what came since, up to as far as a head may run. The copy
+                    // grows by doubling, so a head sent a byte at a time is copied O(n) times.
+                    var take = (int)Math.Min(buffer.Length, _headLimits.Head);
+                    if (stashed + take > stash.Length)
+                    {
+                        Array.Resize(ref stash, Math.Max(stashed + take, stash.Length * 2));
+                    }
+
+                    buffer.Slice(0, take).CopyTo(stash.AsSpan(stashed));
+                    var work = new ReadOnlySequence<byte>(stash, 0, stashed + take);
+                    // (A head that came in pieces is not waited for: should its body be cold, it
+                    // is handed on.)
+                    outcome = Process(ref work, output, https, ref first, warmed: true, out rewritten, out rewrittenLength, out cold);
+                    var done = stashed + take - (int)work.Length;
+                    if (done != 0)
+                    {
+                        lentInARow = 0;
+                    }
+
+                    if (outcome == Outcome.Lend && lentInARow == MaxLentInARow)
+                    {
+                        outcome = Outcome.HandOff;
+                    }
+
+                    if (done == 0 && outcome != Outcome.Lend)
+                    {
+                        if (outcome == Outcome.NeedMore && result.IsCompleted)
+                        {
+                            // Ended by the client before it was complete: Kestrel's 400.
+                            input.AdvanceTo(buffer.End);
+                            await RefuseEndedHeadAsync(output, watched);
+                            return;
+                        }
+
+                        if (outcome == Outcome.HandOff)
+                        {
+                            // Kestrel's after all: it reads the copy, then the pipe from here.
+                            // A head rewritten ahead of it ends past the copy (the copy was
+                            // incomplete): it reads the rewritten head, then the pipe after it.
+                            var prefix = stash[..stashed];
+                            var consumed = buffer.Start;
+                            if (rewritten is not null)
+                            {
+                                prefix = rewritten;
+                                consumed = buffer.GetPosition(rewrittenLength - stashed);
+                            }
+
+                            input.AdvanceTo(consumed, consumed);
+                            watched.Dispose();
+                            await HandOnAsync(connection, next, lease, prefix);
+                            return;
+                        }
+
+                        // Still incomplete: keep the copy, release the pipe's block.
+                        stashed += take;
+                        input.AdvanceTo(buffer.End);
+                        continue;
+                    }
+
+                    if (done == 0)
+                    {
+                        // Lent: the copy and the head's rest in the pipe (below).
+                        lent = work.Slice(0, rewrittenLength).ToArray();
+                        done = rewrittenLength;
+                    }
+
+                    // The copied head was answered or lent (it ends past the copy): the rest lies in the pipe.
+                    buffer = buffer.Slice(done - stashed);
+                    stash = null;
+                    stashed = 0;
+                    if (outcome == Outcome.NeedMore && take < result.Buffer.Length)
+                    {
+                        // Framed only up to `take`: read the rest again.
+                        outcome = Outcome.Flush;
+                    }
+                }
+
+                if (outcome == Outcome.NeedMore && result.IsCompleted && !buffer.IsEmpty)
+                {
+                    // Ended by the client before it was complete: Kestrel's 400, after what was
+                    // answered before it.
+                    input.AdvanceTo(buffer.End);
+                    await RefuseEndedHeadAsync(output, watched);
+                    return;
+                }
+
+                if (outcome == Outcome.HandOff)
+                {
+                    // Nothing of this request is consumed: Kestrel reads it from the start and
+                    // answers it (a 431 for a head too large, say) and the rest of the connection.
+                    // What was answered before it must reach the client first, under the same
+                    // send deadline as any other flush. A head rewritten ahead of Kestrel is
+                    // consumed here, and Kestrel reads the rewritten one in its place.
+                    var consumed = rewritten is null ? buffer.Start : buffer.GetPosition(rewrittenLength);
+                    input.AdvanceTo(consumed, consumed);
+                    if ((await FlushAsync(output, watched)).IsCanceled)
+                    {
+                        AbortStalled(connection);
+                        return;
+                    }
+
+                    watched.Dispose();
+                    await HandOnAsync(connection, next, lease, rewritten);
+                    return;
+                }
+
+                if (outcome == Outcome.Lend)
+                {
+                    // Kestrel answers this one, after what was answered before it; the connection
+                    // is read on from the end of its head once it has.
+                    if (lent is null)
+                    {
+                        lent = buffer.Slice(0, rewrittenLength).ToArray();
+                        buffer = buffer.Slice(rewrittenLength);
+                    }
+
+                    input.AdvanceTo(buffer.Start, buffer.Start);
+                    first = false;
+                    lentInARow++;
+                    lease ??= new KestrelLease(connection, output, next, _keepAliveTimeout);
+                    if (!await LendAsync(connection, output, watched, lease, lent))
+                    {
+                        return;
+                    }
+
+                    headStarted = 0;
+                    continue;
+                }
+
+                if (outcome == Outcome.Warm)
+                {
+                    // The answered requests are consumed and sent; the next is read again once its
+                    // body's pages are in the page cache, read by a thread of the pool, so that
+                    // this connection stays the fast path's.
+                    input.AdvanceTo(buffer.Start);
+                    var sent = await FlushAsync(output, watched);
+                    if (sent.IsCanceled)
+                    {
+                        AbortStalled(connection);
+                        return;
+                    }
+
+                    if (sent.IsCompleted)
+                    {
+                        return;
+                    }
+
+                    await cold!.WarmAsync();
+                    warmed = true;
+                    continue;
+                }
+
+                var flush = await FlushAsync(output, watched);
+                if (flush.IsCanceled)
+                {
+                    AbortStalled(connection);
+                    input.AdvanceTo(buffer.End);
+                    return;
+                }
+
+                if (outcome == Outcome.Close || flush.IsCompleted)
+                {
+                    // Closing, or the client is gone.
+                    input.AdvanceTo(buffer.End);
+                    return;
+                }
+
+                // A head left incomplete starts its headers timeout now if requests were answered
+                // before it (Kestrel times each request's head from its own start).
+                var answered = !buffer.Start.Equals(result.Buffer.Start);
+                headStarted = buffer.IsEmpty ? 0 : answered || headStarted == 0 ? Environment.TickCount64 : headStarted;
+                if (outcome == Outcome.Flush)
+                {
+                    // More requests wait in the buffer: consume the ones answered only, so that
+                    // the next read returns the rest without waiting for new bytes.
+                    input.AdvanceTo(buffer.Start);
+                    continue;
+                }
+
+                if (result.IsCompleted)
+                {
+                    return;
+                }
+
+                if (!answered && !buffer.IsEmpty)
+                {
+                    // A head begun and not finished, alone in the buffer: left there, it would
+                    // hold the pipe's 4 KiB block for as long as the client waits (idle memory
+                    // per connection, docs/performance.md "Memory per idle connection"). Copy it out and consume it;
+                    // should the request go to Kestrel after all, PrefixedTransport puts the
+                    // copy back in front of the connection's input.
+                    stash = buffer.ToArray();
+                    stashed = stash.Length;
+                    input.AdvanceTo(buffer.End);
+                    continue;
+                }
+
+                input.AdvanceTo(buffer.Start, buffer.End);
+            }
+        }
+        catch (IOException)
+        {
+            // The client reset the connection (ConnectionResetException is an IOException):
+            // there is no one left to answer.
+        }
+        finally
+        {
+            if (lease is not null)
+            {
+                // Kestrel's connection, waiting for a next request, ends.
+                await lease.EndAsync();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Lends <paramref name="head"/> to Kestrel once what was answered before it has gone, under
+    /// the send deadline of any flush. True once Kestrel has answered it and the connection is
+    /// the fast path's again; false when the connection is over (Kestrel closed it, or the client
+    /// stopped reading or left).
+    /// </summary>
+    private async ValueTask<bool> LendAsync(ConnectionContext connection, PipeWriter output, FastPathHeartbeat.Watched watched, KestrelLease lease, byte[] head)
+    {
+        var sent = await FlushAsync(output, watched);
+        if (sent.IsCanceled)
+        {
+            AbortStalled(connection);
+            return false;
+        }
+
+        if (sent.IsCompleted)
+        {
+            return false;
+        }
+
+        // Kestrel times the request itself.
+        watched.Disarm();
+        return await lease.LendAsync(head);
+    }
+
+    /// <summary>
+    /// Gives Kestrel the rest of the connection, <paramref name="prefix"/> read first when there
+    /// is one: the connection's Kestrel of the lent requests when there is one and it can take
+    /// it, a new one otherwise.
+    /// </summary>
+    private static async Task HandOnAsync(ConnectionContext connection, ConnectionDelegate next, KestrelLease? lease, byte[]? prefix)
+    {
+        if (lease is not null)
+        {
+            if (await lease.HandOverAsync(prefix))
+            {
+                return;
+            }
+
+            // Its keep-alive timer ran out while the fast path served the connection (or it
+            // ended): another Kestrel connection takes it from here. Kestrel counts requests
+            // per connection of its own, so that one's trace identifiers start again from 1.
+            await lease.EndAsync();
+        }
+
+        if (prefix is not null)
+        {
+            connection.Transport = new PrefixedTransport(prefix, connection.Transport);
+        }
+
+        await next(connection);
+    }
+}
