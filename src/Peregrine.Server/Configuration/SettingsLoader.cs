@@ -66,6 +66,10 @@ internal static class SettingsLoader
                 : "";
             errors.Add($"{settings.Describe(OptionTable.Root)}: {rootProblem}{meant}");
         }
+        else if (!commandLine.SecondRoot)
+        {
+            RootFiles.Check(settings, errors);
+        }
 
         if (settings.Quiet && settings.Verbose)
         {
