@@ -40,7 +40,7 @@ public sealed class CompressionOptions
 
     /// <summary>
     /// What a file that the static web assets endpoints manifest states encodings for
-    /// (<c>AddPeregrine()</c> in an ASP.NET Core app) is served with. Default:
+    /// (an instance that serves an ASP.NET Core app's web root) is served with. Default:
     /// <see cref="ManifestEncodingPolicy.AsStated"/>, the manifest's encoded files, chosen as
     /// <c>MapStaticAssets</c> chooses them, so that the answers match the stock app's. Like all
     /// compression, it needs <see cref="Enabled"/> and at least one of <see cref="Encodings"/>.

@@ -22,7 +22,7 @@ public sealed class PeregrineOptions
     public IList<ContentMount> Mounts { get; set; } = [];
 
     /// <summary>
-    /// The routes the static web assets manifests add (<c>AddPeregrine()</c>): fingerprinted
+    /// The routes the static web assets manifests add (an instance that serves the host's web root): fingerprinted
     /// paths that answer with a file under their own Cache-Control, the Cache-Control stated for
     /// files under their own path, and the encoded files that are not URLs of their own. Set
     /// from the host at start-up; empty otherwise. A field, not a property: the configuration

@@ -18,22 +18,21 @@ public static class PeregrineServiceCollectionExtensions
     /// the static web assets manifests of the application (<c>&lt;App&gt;.staticwebassets.runtime.json</c>
     /// when the host uses it, as in Development: the folders of class libraries, packages and
     /// build outputs; <c>&lt;App&gt;.staticwebassets.endpoints.json</c>: fingerprinted routes
-    /// and the caching they state), and the environment. See docs/library.md.
+    /// and the caching they state), and the environment. Every other overload serves the same
+    /// unless its options give a <c>Root</c> (or <c>Bucket</c>) of their own. See docs/library.md.
     /// </summary>
     public static IServiceCollection AddPeregrine(this IServiceCollection services)
     {
         Register(services, Microsoft.Extensions.Options.Options.DefaultName);
-        services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<PeregrineOptions>, StaticWebAssetsDefault>(
-            static sp => new StaticWebAssetsDefault(
-                sp.GetService<Microsoft.AspNetCore.Hosting.IWebHostEnvironment>(),
-                sp.GetService<IConfiguration>(),
-                sp.GetRequiredService<Microsoft.Extensions.Logging.ILoggerFactory>())));
         return services;
     }
 
     /// <summary>
-    /// Adds Peregrine's services. Options are validated when the host starts, and every error
-    /// is reported at once.
+    /// Adds Peregrine as <see cref="AddPeregrine(IServiceCollection)"/> does, then applies
+    /// <paramref name="configure"/>: with <c>Root</c> left empty (or naming the web root) the
+    /// instance still serves the host's web root and static web assets; a <c>Root</c> of its own
+    /// is served alone. Options are validated when the host starts, and every error is reported
+    /// at once.
     /// </summary>
     public static IServiceCollection AddPeregrine(this IServiceCollection services, Action<PeregrineOptions> configure)
     {
@@ -45,7 +44,9 @@ public static class PeregrineServiceCollectionExtensions
     /// <summary>
     /// Adds a named Peregrine instance, with its own options, catalog, watcher and compression,
     /// served by <c>app.UsePeregrine(name)</c> or <c>endpoints.MapPeregrine(pattern, name)</c>.
-    /// An application may add several, to serve several folders under different paths.
+    /// An application may add several, to serve several folders under different paths. One
+    /// that leaves <c>Root</c> empty serves the host's web root and static web assets, as
+    /// <see cref="AddPeregrine(IServiceCollection)"/> does.
     /// </summary>
     public static IServiceCollection AddPeregrine(this IServiceCollection services, string name, Action<PeregrineOptions> configure)
     {
@@ -59,7 +60,8 @@ public static class PeregrineServiceCollectionExtensions
     /// Adds Peregrine's services with options bound from <paramref name="configuration"/> (a
     /// section such as <c>builder.Configuration.GetSection("Peregrine")</c>): <c>Root</c>,
     /// <c>RequestPath</c>, <c>CacheControl</c>, <c>Headers</c>, <c>Compression:Enabled</c> and so on,
-    /// as the options are named. Validated as <see cref="AddPeregrine(IServiceCollection, Action{PeregrineOptions})"/> is.
+    /// as the options are named. Served and validated as <see cref="AddPeregrine(IServiceCollection, Action{PeregrineOptions})"/> is:
+    /// without a <c>Root</c>, the host's web root and static web assets.
     /// </summary>
     public static IServiceCollection AddPeregrine(this IServiceCollection services, IConfiguration configuration)
     {
@@ -82,8 +84,17 @@ public static class PeregrineServiceCollectionExtensions
         ArgumentNullException.ThrowIfNull(services);
         var options = PeregrineInstances.In(services).Register(services, name);
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<PeregrineOptions>, PeregrineOptionsValidator>());
+        // One rule for every overload (docs/library.md, "Which files an instance serves"): the
+        // web root for an empty Root, then the static web assets for an instance whose Root is
+        // the web root. Post-configured in this order, after every Configure step.
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<PeregrineOptions>, WebRootDefault>(
             static sp => new WebRootDefault(sp.GetService<Microsoft.AspNetCore.Hosting.IWebHostEnvironment>())));
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<PeregrineOptions>, StaticWebAssetsDefault>(
+            static sp => new StaticWebAssetsDefault(
+                sp.GetService<Microsoft.AspNetCore.Hosting.IWebHostEnvironment>(),
+                sp.GetService<IConfiguration>(),
+                // Optional, as the environment is: a bare ServiceCollection (options alone) has no logging.
+                sp.GetService<Microsoft.Extensions.Logging.ILoggerFactory>() ?? Microsoft.Extensions.Logging.Abstractions.NullLoggerFactory.Instance)));
         Microsoft.AspNetCore.Builder.PeregrineDiagnosticsExtensions.AddPeregrineDiagnostics(services);
         return options;
     }

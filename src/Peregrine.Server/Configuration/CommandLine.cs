@@ -17,6 +17,12 @@ internal sealed class CommandLine
     /// </summary>
     public string? RootAfterOptionalFlag { get; private set; }
 
+    /// <summary>
+    /// True when a second folder was given: which one was meant to be served is in doubt, so the
+    /// files that options name under ROOT are not looked for (RootFiles); the error says why.
+    /// </summary>
+    public bool SecondRoot { get; private set; }
+
     /// <summary>The <c>--config</c> file, if given.</summary>
     public SettingValue? ConfigFile { get; private set; }
 
@@ -58,6 +64,7 @@ internal sealed class CommandLine
                 {
                     var hint = afterOptional is null ? "" : $" (a value for {afterOptional} attaches with '=': {afterOptional}={arg})";
                     errors.Add($"ROOT (command line): '{arg}' is a second folder; only one ROOT can be served{hint}.");
+                    result.SecondRoot = true;
                     continue;
                 }
 

@@ -21,11 +21,11 @@ internal static class OptionTable
         ValueParsers.Host, static (s, host) => (s.Host, s.Address) = host, shortFlag: "-a");
 
     public static readonly OptionSpec Spa = OptionalValue("spa", "FILE",
-        "Single-page app: answer navigations that match no file with FILE (default index.html).",
+        "Single-page app: answer navigations that match no file with FILE (default index.html), which must be under ROOT.",
         ValueParsers.SpaFile, static (s, file) => s.Spa = file);
 
     public static readonly OptionSpec NotFound = Value<string>("404", "FILE",
-        "The page sent with a 404 for a navigation that matches no file (default 404.html, when the root has one; otherwise a small built-in page).",
+        "The page sent with a 404 for a navigation that matches no file (default 404.html, when the root has one; otherwise a small built-in page); a FILE given must be under ROOT.",
         ValueParsers.RootFile, static (s, file) => s.NotFoundPage = file);
 
     public static readonly OptionSpec CleanUrls = Switch("cleanUrls", static (s, on) => s.CleanUrls = on,

@@ -32,8 +32,8 @@ internal sealed class ServerSettings : IDisposable
 
     public string? Spa { get; set; }
 
-    /// <summary>The 404 page under the root; used when the root has it.</summary>
-    public string NotFoundPage { get; set; } = DefaultNotFoundPage;
+    /// <summary>The 404 page under the root as given (<c>--404</c>); null for <see cref="DefaultNotFoundPage"/>, used when the root has it.</summary>
+    public string? NotFoundPage { get; set; }
 
     public bool CleanUrls { get; set; }
 
@@ -151,7 +151,7 @@ internal sealed class ServerSettings : IDisposable
         }
 
         options.SpaFallback = Spa;
-        options.NotFoundPage = NotFoundPage;
+        options.NotFoundPage = NotFoundPage ?? DefaultNotFoundPage;
         options.BuiltInNotFoundPage = true;
         options.CleanUrls = CleanUrls;
         options.DirectoryListing = Listing;

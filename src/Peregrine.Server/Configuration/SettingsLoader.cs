@@ -67,6 +67,10 @@ internal static class SettingsLoader
                 : "";
             errors.Add($"{settings.Describe(OptionTable.Root)}: {rootProblem}{meant}");
         }
+        else if (!commandLine.SecondRoot)
+        {
+            RootFiles.Check(settings, errors);
+        }
 
         if (settings.Quiet && settings.Verbose)
         {

@@ -4,13 +4,19 @@ using Microsoft.Extensions.Options;
 namespace Peregrine.Server.Hosting;
 
 /// <summary>
-/// The console logger, less the host's "Hosting failed to start"
-/// (<c>Microsoft.Extensions.Hosting.Internal.Host</c>, event 11) when its exception is one the
-/// server reports itself in one line: a port it cannot listen on (<see cref="IOException"/>) or
+/// The console logger, as a start-up that may fail needs it. Two things differ from the console
+/// provider itself. The host's "Hosting failed to start"
+/// (<c>Microsoft.Extensions.Hosting.Internal.Host</c>, event 11) is left out when its exception is
+/// one the server reports itself in one line: a port it cannot listen on (<see cref="IOException"/>) or
 /// an invalid option (<see cref="OptionsValidationException"/>), the two that Program catches
 /// around <c>StartAsync</c>. Without this, several KB of stack trace come before that line.
-/// Every other event, and this one with any other exception, is written as before. Logger
-/// filters see a category and a level but no event or exception, hence a wrapper.
+/// And lines below Warning logged before the server listens are held until it does
+/// (<see cref="Started"/>, at <c>ApplicationStarted</c>), then written in order; a start that
+/// fails drops them. The first index begins when the pipeline is built, which the host does
+/// before Kestrel binds, so its "Indexed" line (and the platform line) would otherwise come out
+/// beside "cannot listen on", as though something were being served. Warnings and errors are
+/// written at once. Logger filters see a category and a level but no event or exception, hence
+/// a wrapper.
 /// </summary>
 [ProviderAlias("Console")]
 internal sealed class ReportedStartupFailure : ILoggerProvider, ISupportExternalScope
@@ -20,10 +26,33 @@ internal sealed class ReportedStartupFailure : ILoggerProvider, ISupportExternal
     private const int HostedServiceStartupFaulted = 11;
 
     private readonly ConsoleLoggerProvider _console;
+    private readonly Lock _gate = new();
+
+    // The writes held until the server listens; null once it does.
+    private List<Action>? _held = [];
 
     private ReportedStartupFailure(ConsoleLoggerProvider console)
     {
         _console = console;
+    }
+
+    /// <summary>The provider <see cref="Install"/> put in <paramref name="services"/>, if it is there.</summary>
+    public static ReportedStartupFailure? In(IServiceProvider services)
+        => services.GetServices<ILoggerProvider>().OfType<ReportedStartupFailure>().FirstOrDefault();
+
+    /// <summary>The server listens: writes the lines held until now, and every line from now on as it comes.</summary>
+    public void Started()
+    {
+        lock (_gate)
+        {
+            // Under the lock, so that a line logged meanwhile waits for the earlier ones.
+            foreach (var write in _held ?? [])
+            {
+                write();
+            }
+
+            _held = null;
+        }
     }
 
     /// <summary>Puts this in the place of the console provider that <c>AddSimpleConsole</c> registered.</summary>
@@ -46,17 +75,32 @@ internal sealed class ReportedStartupFailure : ILoggerProvider, ISupportExternal
     /// <summary>True for the start-up failures Program reports in one line of its own.</summary>
     public static bool IsReported(Exception? exception) => exception is IOException or OptionsValidationException;
 
-    public ILogger CreateLogger(string categoryName)
-    {
-        var logger = _console.CreateLogger(categoryName);
-        return categoryName == HostCategory ? new HostLogger(logger) : logger;
-    }
+    public ILogger CreateLogger(string categoryName) => new StartupLogger(this, _console.CreateLogger(categoryName), categoryName == HostCategory);
 
     public void SetScopeProvider(IExternalScopeProvider scopeProvider) => _console.SetScopeProvider(scopeProvider);
 
-    public void Dispose() => _console.Dispose();
+    public void Dispose()
+    {
+        lock (_gate)
+        {
+            // A start that failed: what it held is not written.
+            _held = null;
+        }
 
-    private sealed class HostLogger(ILogger console) : ILogger
+        _console.Dispose();
+    }
+
+    /// <summary>True if <paramref name="write"/> was held for <see cref="Started"/>; false once the server listens.</summary>
+    private bool Hold(Action write)
+    {
+        lock (_gate)
+        {
+            _held?.Add(write);
+            return _held is not null;
+        }
+    }
+
+    private sealed class StartupLogger(ReportedStartupFailure owner, ILogger console, bool host) : ILogger
     {
         public IDisposable? BeginScope<TState>(TState state)
             where TState : notnull
@@ -66,7 +110,14 @@ internal sealed class ReportedStartupFailure : ILoggerProvider, ISupportExternal
 
         public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
         {
-            if (eventId.Id == HostedServiceStartupFaulted && IsReported(exception))
+            if (host && eventId.Id == HostedServiceStartupFaulted && IsReported(exception))
+            {
+                return;
+            }
+
+            // The volatile read first: once the server listens, no closure is made.
+            if (logLevel < LogLevel.Warning && Volatile.Read(ref owner._held) is not null
+                && owner.Hold(() => console.Log(logLevel, eventId, state, exception, formatter)))
             {
                 return;
             }

@@ -167,6 +167,13 @@ internal static class ServerHost
         }
 
         var app = builder.Build();
+
+        // Start-up's information lines are written once Kestrel listens; a failed start drops them.
+        if (ReportedStartupFailure.In(app.Services) is { } console)
+        {
+            app.Lifetime.ApplicationStarted.Register(console.Started);
+        }
+
         if (app.Services.GetService<AccessLogWriter>() is { } writer)
         {
             // First, so that every request is logged, health and metrics included.

@@ -6,8 +6,8 @@ using Microsoft.Extensions.Logging;
 namespace Peregrine.StaticWebAssets;
 
 /// <summary>
-/// What an ASP.NET Core host says about its static web assets, read once at start-up for
-/// <c>AddPeregrine()</c>: the folders the runtime manifest adds to the web root, and the routes
+/// What an ASP.NET Core host says about its static web assets, read once at start-up for an
+/// instance that serves the host's web root: the folders the runtime manifest adds to the web root, and the routes
 /// of the endpoints manifest. Found where ASP.NET Core finds them.
 /// </summary>
 /// <param name="Mounts">Folders to serve besides the web root (empty without a runtime manifest in use).</param>
@@ -100,7 +100,8 @@ internal sealed record HostAssets(IReadOnlyList<AssetMount> Mounts, AssetRouteTa
         => environment.WebRootFileProvider is CompositeFileProvider composite
             && composite.FileProviders.Any(p => p.GetType().Name.Contains("StaticWebAsset", StringComparison.Ordinal));
 
-    private static bool SameFolder(string a, string b)
+    /// <summary>Whether two paths name one folder; a relative one is taken from the current directory, as a Root is.</summary>
+    internal static bool SameFolder(string a, string b)
         => string.Equals(Path.GetFullPath(a).TrimEnd('/', '\\'), Path.GetFullPath(b).TrimEnd('/', '\\'), OperatingSystem.IsWindows() || OperatingSystem.IsMacOS() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal);
 }
 

@@ -95,7 +95,11 @@ public sealed class CommandLineTests
     [InlineData(new[] { "--quiet" }, "quiet", "True")]
     public void Flag_SetsItsSetting(string[] args, string key, string expected)
     {
-        var loaded = SettingsLoader.Load(args, s_noEnvironment);
+        // A root that holds the files the flags name: a missing one stops start-up (RootFiles).
+        using var tree = new TempTree();
+        tree.Write("index.html", "shell");
+        tree.Write("app/shell.html", "shell");
+        var loaded = SettingsLoader.Load([tree.Root, .. args], s_noEnvironment);
 
         Assert.Empty(loaded.Errors);
         using var settings = loaded.Settings!;

@@ -87,6 +87,9 @@ public sealed class PrecedenceTests : IDisposable
     public void EveryKey_IsAccepted()
     {
         var site = Directory.CreateDirectory(Path.Combine(_tree.Root, "site")).FullName;
+        // The files "spa" and "404" name are there: a missing one stops start-up (RootFiles).
+        _tree.Write("site/index.html", "shell");
+        _tree.Write("site/errors/404.html", "gone");
         var file = Config("""
             {
               // Comments and trailing commas are allowed.
@@ -251,7 +254,9 @@ public sealed class PrecedenceTests : IDisposable
     [InlineData("PEREGRINE_PORT", "", "port", "8080")]
     public void EnvironmentVariable_SetsItsSetting(string name, string value, string key, string expected)
     {
-        var loaded = Load([], (name, value));
+        // A root that holds the file PEREGRINE_SPA names: a missing one stops start-up (RootFiles).
+        _tree.Write("shell.html", "shell");
+        var loaded = Load([_tree.Root], (name, value));
 
         Assert.Empty(loaded.Errors);
         using var settings = loaded.Settings!;

@@ -4,7 +4,10 @@ using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Server.Hosting;
 
-/// <summary>A start-up failure the server explains itself is printed as its one line, with no stack trace before it.</summary>
+/// <summary>
+/// A start-up failure the server explains itself is printed as its one line, with no stack trace
+/// before it and none of the start-up's information lines; a start that succeeds prints them.
+/// </summary>
 public sealed class ReportedStartupFailureTests
 {
     [Fact]
@@ -22,5 +25,37 @@ public sealed class ReportedStartupFailureTests
         Assert.StartsWith($"peregrine: --port (command line): cannot listen on 127.0.0.1:{port}: ", line);
         Assert.DoesNotContain("Microsoft.Extensions.Hosting", process.Output + process.Errors);
         Assert.DoesNotContain("   at ", process.Output + process.Errors);
+    }
+
+    [Fact]
+    public async Task PortInUse_PrintsNoInformationLineOfTheStartThatFailed()
+    {
+        // The catalog is made and its first index begins when the pipeline is built, before
+        // Kestrel binds: the platform line always came out, and the index of a small root
+        // finished in time for "Indexed" to come out too, beside the error.
+        using var tree = new TempTree();
+        tree.Write("index.html", "home");
+        using var taken = new TcpListener(IPAddress.Loopback, 0);
+        taken.Start();
+        var port = ((IPEndPoint)taken.LocalEndpoint).Port;
+        using var process = ServerProcess.Start(tree.Root, "--port", port.ToString());
+
+        Assert.Equal(1, await process.WaitForExitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal("", process.Output);
+        Assert.DoesNotContain("Indexed", process.Errors);
+        Assert.DoesNotContain("Platform", process.Errors);
+    }
+
+    [Fact]
+    public async Task SuccessfulStart_WritesTheLinesHeldUntilItListens()
+    {
+        using var tree = new TempTree();
+        tree.Write("index.html", "home");
+        using var process = ServerProcess.Start(tree.Root, "--port", "0");
+
+        await process.AddressAsync();
+
+        await process.LineAsync("Platform:", TimeSpan.FromSeconds(15));
+        await process.LineAsync("Indexed 1 files", TimeSpan.FromSeconds(15));
     }
 }
