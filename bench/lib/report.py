@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Turn one bench/run output folder into the harness section of RESULTS.md and an SVG chart.
+"""Turn one bench/run output folder into the report of a run, the current page's standing, and
+an SVG chart.
 
   report.py --out DIR --chart FILE.svg --chart-link NAME --command CMD --elapsed S > section.md
-  report.py --splice RESULTS.md --section section.md
+  report.py --out DIR --current --command CMD --notebook bench/results/YYYY-MM.md > current.md
+  report.py --splice RESULTS.md --section current.md
+  report.py --append bench/results/YYYY-MM.md --section section.md
   report.py --out DIR --summary      plain-text ratios per cell against nginx, for the terminal
 
-The harness owns only the text between BEGIN and END in RESULTS.md; --splice replaces that
-span and keeps everything else (creating the file with the markers when it is missing).
-Standard library only.
+The whole report of a run goes into the month's notebook (--append, after what is there); the
+current page, bench/RESULTS.md, holds only the standing of the last full run (--current), in
+the text between BEGIN and END, which --splice replaces, keeping everything else (creating the
+file with the markers when it is missing). Standard library only.
 """
 import argparse
 import csv
@@ -729,6 +733,63 @@ def chart(run, path):
 
 
 # ---------------------------------------------------------------------------------------
+# The current page's standing: one table against nginx, short enough for a first screen
+# ---------------------------------------------------------------------------------------
+def current(run, args):
+    """The standing of the AOT build against nginx: for each cell the ratio of the medians, the
+    ratio paired by repetition, and each server's CPU time a request."""
+    env = run.env
+    ours = "peregrine" if "peregrine" in run.servers else next((s for s in run.servers if s != "nginx"), None)
+    if ours is None or "nginx" not in run.servers:
+        sys.exit("--current needs a run with nginx and a Peregrine server")
+    lines = [BEGIN, ""]
+    lines.append(f"## The last full run: {args.date}, {env.get('source', '?')}")
+    lines.append("")
+    lines.append(f"`{args.command}` ({env.get('reps')} repetitions{', interleaved by cell' if env.get('interleave') == 'cells' else ''}; "
+                 f"the whole report, with requests/s, latency and memory, in `{args.notebook}`). "
+                 f"{display(ours)} against nginx {env.get('nginx')}, both on CPU 0, the load generator on CPU 1.")
+    lines.append("")
+    rows = []
+    for cell in run.cell_ids:
+        proto, size, conns = run.cells[cell]
+        r = run.ratio(ours, cell, "nginx")
+        mark = BOUND_MARK.get(run.bound(cell, [ours, "nginx"]), "")
+        p = run.paired(ours, cell, "nginx")
+        a, b = run.cpu(ours, cell), run.cpu("nginx", cell)
+        c = run.cpu_ratio(ours, cell, "nginx")
+        rows.append([
+            cell_label(proto, size, conns, env),
+            "–" if r is None else f"{r:.2f}{mark}",
+            "–" if p is None else f"{p[0]:.2f} ({p[1]:.2f}–{p[2]:.2f})",
+            "–" if a is None or b is None else f"{a[0]:.1f} / {b[0]:.1f}",
+            "–" if c is None else f"{c:.2f}",
+        ])
+    lines.append(f"![Requests per second relative to the baseline](results.svg)")
+    lines.append("")
+    lines.append(table(["cell", "× nginx (medians)", "× nginx, paired (min–max)", "CPU µs a request, ours / nginx", "per CPU-second × nginx"], rows))
+    lines.append("")
+    lines.append(BOUND_LEGEND)
+    lines.append("")
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def append(target, section_file):
+    """The run's whole report after what the month's notebook holds, without the current page's markers."""
+    # The chart (bench/results.svg) is the latest run's only: left to the current page.
+    new = "\n".join(l for l in open(section_file).read().replace(BEGIN, "").replace(END, "").split("\n")
+                    if not l.startswith("![Requests per second")).strip("\n")
+    if os.path.exists(target):
+        text = open(target).read().rstrip("\n") + "\n\n"
+    else:
+        text = f"# Benchmark notebook: {os.path.basename(target)[:-3]}\n\nThe dated experiments of the month; `bench/RESULTS.md` is the current page.\n\n"
+    tmp = target + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text + new + "\n")
+    os.replace(tmp, target)
+
+
+# ---------------------------------------------------------------------------------------
 # Splicing into RESULTS.md
 # ---------------------------------------------------------------------------------------
 def splice(target, section_file):
@@ -757,11 +818,17 @@ def main():
     p.add_argument("--elapsed", type=float, default=0)
     p.add_argument("--date")
     p.add_argument("--splice")
+    p.add_argument("--append")
     p.add_argument("--section")
+    p.add_argument("--current", action="store_true")
+    p.add_argument("--notebook", default="bench/results/")
     p.add_argument("--summary", action="store_true")
     args = p.parse_args()
     if args.splice:
         splice(args.splice, args.section)
+        return
+    if args.append:
+        append(args.append, args.section)
         return
     if args.summary:
         sys.stdout.write(summary(Run(args.out)))
@@ -772,6 +839,9 @@ def main():
     run = Run(args.out)
     if not run.rows:
         sys.exit(f"no results in {args.out}")
+    if args.current:
+        sys.stdout.write(current(run, args))
+        return
     chart(run, args.chart)
     sys.stdout.write(section(run, args))
 

@@ -8,7 +8,7 @@ internal sealed unsafe partial class CleartextReactor
     /// descriptor. Descriptors are small integers, the lowest free one given first (POSIX), so
     /// the array stays about as long as the most descriptors the process has held at once; a
     /// lookup for each epoll event is a load, where the dictionary it replaces hashed and probed
-    /// (bench/RESULTS.md, "The request path in Native AOT").
+    /// (docs/performance.md, "The request path in Native AOT").
     /// </summary>
     private sealed class ConnectionTable
     {

@@ -405,7 +405,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 // level-triggered, so epoll reports it again while others wait. Accepting until
                 // EAGAIN made one failed accept4 every 8 connections and spent more in accept4
                 // (spin-lock waits on the listening socket among it): with a new connection for
-                // each request, 8-10% more CPU a request (bench/RESULTS.md, "One accept a wake").
+                // each request, 8-10% more CPU a request (docs/performance.md, "The cleartext reactor").
                 var connection = new Connection(fd, _now);
                 _connections.Add(connection);
                 if (!_owner._deferred)

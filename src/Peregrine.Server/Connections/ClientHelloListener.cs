@@ -105,8 +105,8 @@ internal sealed class ClientHelloListener : IConnectionListener
     /// accepted all the same after about a second, when the kernel sends its SYN-ACK again and the
     /// client's ACK completes the connection; the timeouts for its first bytes run from then.
     /// With a new connection for each request, a server woke twice for most of them without it,
-    /// once for the connection and once for its request (bench/RESULTS.md, "Accepted with the
-    /// request"). False where the kernel has no such option; connections are then accepted as
+    /// once for the connection and once for its request (docs/performance.md, "The cleartext
+    /// reactor"). False where the kernel has no such option; connections are then accepted as
     /// they come.
     /// </summary>
     internal static bool DeferAccept(Socket socket)

@@ -20,12 +20,12 @@ namespace Peregrine.Server.Connections;
 /// that is left to the GC, so a burst of connections costs memory only while it lasts. The free
 /// blocks are a stack: the block rented is the one given back last, still in the CPU's cache from
 /// the copy that just read it, where a queue (Kestrel's pool is one) hands out the block given
-/// back longest ago, out of the cache under a load that cycles many (bench/RESULTS.md, "Free
-/// blocks last in, first out"). The blocks
+/// back longest ago, out of the cache under a load that cycles many (docs/performance.md, "TLS
+/// output in 32 KiB writes"). The blocks
 /// are pinned arrays, in the GC's pinned-object heap, which is never compacted: a few blocks kept
 /// free hold whole regions of it resident after a load. So when the server goes quiet after one,
 /// <see cref="TrimAll"/> lets every pool's free blocks go before the collection (QuietHeap), and
-/// the next load rents new ones (bench/RESULTS.md, "Memory after HTTP/2 load, given back").
+/// the next load rents new ones (docs/performance.md, "Memory after a load").
 /// </remarks>
 internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
 {

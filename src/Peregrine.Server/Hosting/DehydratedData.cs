@@ -11,7 +11,7 @@ namespace Peregrine.Server.Hosting;
 /// server); the runtime expands it into <c>.hydrated</c> before <c>Main</c> and never reads it
 /// again, yet its pages stay mapped and resident for the life of the process. Dropping them
 /// (<c>madvise(MADV_DONTNEED)</c> on a read-only mapping of the file) changes nothing the process
-/// can observe: a read would only fault the page back in from the file (bench/RESULTS.md,
+/// can observe: a read would only fault the page back in from the file (docs/performance.md,
 /// "Dehydrated data after start-up").
 /// </summary>
 /// <remarks>

@@ -9,8 +9,8 @@ namespace Peregrine.Server.Hosting;
 /// the GC collects gen 0 often and gen 2 seldom, and what HTTP/2 and TLS leave behind is mostly
 /// gen 2 and pinned: stream and connection blocks dropped by their pools, buffers of closed
 /// connections. When the load stops nothing allocates, so no collection comes to take them, and
-/// the server stays at its peak for as long as it idles (bench/RESULTS.md, "Memory after HTTP/2
-/// load" and "Memory after HTTP/2 load, given back"). Every <see cref="Interval"/> this looks at
+/// the server stays at its peak for as long as it idles (docs/performance.md, "Memory
+/// after a load"). Every <see cref="Interval"/> this looks at
 /// how much the process has allocated: once at least <see cref="MinAllocatedBytes"/> since the
 /// last such collection, and less than <see cref="QuietBytes"/> in the last interval, the load is
 /// over and it collects (<see cref="Collect"/>). A server under steady load is never quiet and is

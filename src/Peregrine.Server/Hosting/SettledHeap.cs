@@ -10,7 +10,7 @@ namespace Peregrine.Server.Hosting;
 /// budget, often no collection has run by then, so the garbage stays resident for as long as the
 /// server idles. A collection in the GC's aggressive mode frees it and gives the emptied regions
 /// back, and <c>malloc_trim</c> then returns what finalized native handles released
-/// (bench/RESULTS.md, "Idle memory after start-up").
+/// (docs/performance.md, "The heap after start-up").
 /// Only the server does this: in the library, the application owns its heap. Skipped when the
 /// managed heap is above <see cref="MaxHeapBytes"/>: there a blocking compaction would stall
 /// requests for longer than the memory is worth, and a large tree had its compacting collection

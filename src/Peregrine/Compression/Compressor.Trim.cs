@@ -6,8 +6,8 @@ namespace Peregrine.Compression;
 /// the compressor has stayed idle for <see cref="TrimDelay"/>, <c>malloc_trim</c> hands it back.
 /// Not at once: under a writer that keeps changing files the queue empties between every two
 /// batches, and a trim each time gave the memory back only for the next batch to take it again,
-/// moving resident memory by about 30 MiB at moments nothing predicts (bench/RESULTS.md, "Soak:
-/// retired content and a quiet trim"). Held, the peak stays put while changes keep coming, and
+/// moving resident memory by about 30 MiB at moments nothing predicts (docs/performance.md,
+/// "Native heap after compression"). Held, the peak stays put while changes keep coming, and
 /// goes back within seconds of the last.
 /// </summary>
 internal sealed partial class Compressor

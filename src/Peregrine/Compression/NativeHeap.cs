@@ -17,7 +17,7 @@ internal static class NativeHeap
     /// Caps glibc's arenas at one per CPU rather than eight, unless <c>MALLOC_ARENA_MAX</c> is
     /// set. Each thread that calls <c>malloc</c> while another holds an arena gets an arena of its
     /// own, and every arena keeps its own free pages; the server's threads allocate little from
-    /// the C heap, most of it at start-up (bench/RESULTS.md, "Fewer malloc arenas"). Call it before
+    /// the C heap, most of it at start-up (docs/performance.md, "Fewer malloc arenas"). Call it before
     /// the threads start. Only the server calls it: in the library, the application owns its heap.
     /// </summary>
     public static void LimitArenas()

@@ -172,7 +172,7 @@ internal sealed class FileBody : SafeHandle
     /// disk. The page cache takes a whole body's write in large folios; read back, the file comes
     /// in readahead's smaller ones, which sendfile then hands out one by one: at 130 KB the kernel's
     /// page cache functions took 6.0% of the server's samples after a read back against 2.2% on a
-    /// copy as written (bench/RESULTS.md, "Copies written again"). Identical bytes, so a send that
+    /// copy as written (docs/performance.md, "Large bodies from the page cache"). Identical bytes, so a send that
     /// meets them mid-write sends the same body. Where that cannot be done, read back as by
     /// <see cref="WarmAsync"/>.
     /// </summary>
@@ -261,8 +261,8 @@ internal sealed class FileBody : SafeHandle
     // The file read through, in chunks, into one scratch buffer, as the middleware's sender reads
     // a file: each page comes from the disk unless cached. A shared mapping populated at once
     // (MAP_POPULATE) reads the pages without a copy, but measured, the page cache dropped pages
-    // brought in that way sooner than pages read through the file (bench/RESULTS.md, "Cold
-    // private copies"). A failure leaves the pages as they were.
+    // brought in that way sooner than pages read through the file (docs/performance.md,
+    // "Cleartext bodies by sendfile"). A failure leaves the pages as they were.
     private unsafe void Warm()
     {
         var added = false;

@@ -38,7 +38,7 @@ internal sealed partial class Http1FastPath
     // Requests lent to Kestrel one after another, none answered here between them, after which
     // the next goes to Kestrel with the rest of the connection. Lending costs a request more CPU
     // than Kestrel alone (the fast path reads its head too: 24 µs against 18 µs for a connection
-    // of 404s, bench/RESULTS.md "Requests lent to Kestrel"); a connection of nothing else, such as
+    // of 404s, docs/performance.md, "Requests lent to Kestrel"); a connection of nothing else, such as
     // an application's API calls, pays it this many times at most.
     private const int MaxLentInARow = 32;
 

@@ -25,8 +25,8 @@ internal static class ContentHash
     // How often the process is asked again whether OpenSSL has come in: dlopen(3) with
     // RTLD_NOLOAD is no cheap look (glibc maps its cache and opens the library file to compare
     // it with what is loaded: 17 system calls for the two names), and asked for every file it
-    // made a first index of 100,000 small files several times slower (bench/RESULTS.md,
-    // "First index of many small files"). Hashing in managed code a little longer after OpenSSL
+    // made a first index of 100,000 small files several times slower (docs/performance.md,
+    // "Content hashes without OpenSSL"). Hashing in managed code a little longer after OpenSSL
     // came in gives the same bytes.
     private const long LookInterval = 100;
 

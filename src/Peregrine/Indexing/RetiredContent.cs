@@ -5,7 +5,7 @@ namespace Peregrine.Indexing;
 /// adds up. File content and compressed variants live as long as the snapshot that holds them,
 /// which is long enough to reach gen 2; when a writer keeps replacing files, their old bytes pile
 /// up there until the GC's own next full collection, and resident memory climbs by that much
-/// before it falls back (bench/RESULTS.md, "Soak: retired content"). The index knows when it drops
+/// before it falls back (docs/performance.md, "Memory under constant change"). The index knows when it drops
 /// content, so it asks then: at most once per <see cref="MinInterval"/>, and only after
 /// <see cref="MinBytes"/> were given back. The collection runs beside requests (background, not
 /// blocking), so no request waits for it.

@@ -7,7 +7,7 @@ namespace Peregrine.Indexing;
 /// <summary>
 /// SHA-256 (FIPS 180-4 §6.2) in managed code: what <see cref="ContentHash"/> uses until the
 /// process has hashed enough content for OpenSSL's speed to pay for OpenSSL's memory. It runs at
-/// about a seventh of OpenSSL's speed on a CPU with the SHA extensions (bench/RESULTS.md,
+/// about a seventh of OpenSSL's speed on a CPU with the SHA extensions (docs/performance.md,
 /// "Content hashes without OpenSSL"); the tests check it against
 /// <see cref="System.Security.Cryptography.SHA256"/>.
 /// </summary>

@@ -148,7 +148,7 @@ internal sealed class HistogramSeries
         /// The values' hash: the keys (an instrument's constant tag names) take part in
         /// <see cref="Equals(TagKey)"/> only, and a string value is hashed by its characters
         /// (FNV-1a) rather than by <see cref="string.GetHashCode()"/>, whose randomized Marvin
-        /// hash of four strings cost 77 ns a request against 31 (bench/RESULTS.md, "The
+        /// hash of four strings cost 77 ns a request against 31 (docs/performance.md, "The
         /// histogram's tag-set hash"). Equal values hash alike either way; the values are
         /// Peregrine's own few (methods, schemes, versions, status codes), never a client's text.
         /// </summary>

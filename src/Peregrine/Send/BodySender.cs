@@ -155,7 +155,7 @@ internal sealed class BodySender
         // A multiplexed connection holds as many responses as the client opens streams, each in a
         // pipe of its own until flow control lets it out: written whole, 256 streams of 417 KB
         // took 110-190 MiB of blocks, which stayed with the GC once the load had stopped
-        // (bench/RESULTS.md, "Memory after HTTP/2 load"). A piece at a time, each flushed before
+        // (docs/performance.md, "Large bodies over HTTP/2"). A piece at a time, each flushed before
         // the next is copied, a stream holds one piece, as with ASP.NET Core's own file sending,
         // which copies a file a buffer at a time.
         var pending = WritePiecesAsync(response.BodyWriter, content);

@@ -38,7 +38,7 @@ internal static class HostSyntax
     // characters, §2.3 unreserved and the §2.2 sub-delims but for "*+,;=" (as Http.Sys);
     // 2, those five, valid but refused by Kestrel; 3, '%', which starts a pct-encoding;
     // 0, anything else. A table rather than SearchValues: one load a character, where the
-    // Native AOT build made two calls (bench/RESULTS.md, "The request path in Native AOT").
+    // Native AOT build made two calls (docs/performance.md, "The request path in Native AOT").
     private const byte Other = 0, KestrelHost = 1, RegNameOnly = 2, Percent = 3;
 
     private static ReadOnlySpan<byte> RegNameClasses =>
