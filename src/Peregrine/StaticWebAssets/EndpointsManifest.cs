@@ -1,5 +1,4 @@
 using System.Globalization;
-using System.Text.Json;
 
 namespace Peregrine.StaticWebAssets;
 
@@ -92,15 +91,7 @@ internal sealed class EndpointsManifest
 
     public static EndpointsManifest Parse(Stream json, string source)
     {
-        EndpointsManifestDocument? document;
-        try
-        {
-            document = JsonSerializer.Deserialize(json, ManifestJsonContext.Default.EndpointsManifestDocument);
-        }
-        catch (JsonException ex)
-        {
-            throw new InvalidDataException($"The static assets manifest '{source}' is not valid JSON: {ex.Message}", ex);
-        }
+        var document = ManifestReader.Read(json, ManifestJsonContext.Default.EndpointsManifestDocument, "static assets manifest", source);
 
         if (document?.Endpoints is not { } endpoints)
         {

@@ -1,4 +1,6 @@
+using System.Text.Json;
 using System.Text.Json.Serialization;
+using System.Text.Json.Serialization.Metadata;
 
 // The two manifests the .NET SDK writes for static web assets, as JSON models read through
 // System.Text.Json source generation (ManifestJsonContext): no reflection, so the library stays
@@ -110,3 +112,25 @@ internal sealed class EndpointsManifestPair
 [JsonSerializable(typeof(RuntimeManifestDocument))]
 [JsonSerializable(typeof(EndpointsManifestDocument))]
 internal sealed partial class ManifestJsonContext : JsonSerializerContext;
+
+/// <summary>How both manifests are read: one document of the source-generated model, its failure an <see cref="InvalidDataException"/> that names the file.</summary>
+internal static class ManifestReader
+{
+    /// <summary>The document in <paramref name="json"/>; null for a document that is JSON's <c>null</c>.</summary>
+    /// <param name="json">The file's bytes.</param>
+    /// <param name="model">The source-generated model of the document (<see cref="ManifestJsonContext"/>).</param>
+    /// <param name="kind">What the file is, for the message ("static assets manifest").</param>
+    /// <param name="source">The file's path, for the message.</param>
+    public static T? Read<T>(Stream json, JsonTypeInfo<T> model, string kind, string source)
+        where T : class
+    {
+        try
+        {
+            return JsonSerializer.Deserialize(json, model);
+        }
+        catch (JsonException ex)
+        {
+            throw new InvalidDataException($"The {kind} '{source}' is not valid JSON: {ex.Message}", ex);
+        }
+    }
+}

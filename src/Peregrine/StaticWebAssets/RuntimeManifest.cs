@@ -1,4 +1,3 @@
-using System.Text.Json;
 using Microsoft.Extensions.FileSystemGlobbing;
 
 namespace Peregrine.StaticWebAssets;
@@ -62,15 +61,7 @@ internal sealed class RuntimeManifest
 
     public static RuntimeManifest Parse(Stream json, string source)
     {
-        RuntimeManifestDocument? document;
-        try
-        {
-            document = JsonSerializer.Deserialize(json, ManifestJsonContext.Default.RuntimeManifestDocument);
-        }
-        catch (JsonException ex)
-        {
-            throw new InvalidDataException($"The static web assets manifest '{source}' is not valid JSON: {ex.Message}", ex);
-        }
+        var document = ManifestReader.Read(json, ManifestJsonContext.Default.RuntimeManifestDocument, "static web assets manifest", source);
 
         if (document?.ContentRoots is not { } roots || document.Root is not { } root)
         {
