@@ -768,7 +768,7 @@ def current(run, args):
     lines.append("")
     lines.append(table(["cell", "× nginx (medians)", "× nginx, paired (min–max)", "CPU µs a request, ours / nginx", "per CPU-second × nginx"], rows))
     lines.append("")
-    lines.append(BOUND_LEGEND)
+    lines.append(BOUND_LEGEND.replace(" (below)", ""))
     lines.append("")
     lines.append(END)
     return "\n".join(lines) + "\n"
