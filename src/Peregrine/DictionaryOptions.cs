@@ -23,9 +23,10 @@ public sealed class DictionaryOptions
     public int MaxVersions { get; set; } = 4;
 
     /// <summary>
-    /// The most bytes the kept versions and their deltas hold together, within
-    /// <see cref="PeregrineOptions.MemoryBudget"/>. Default: 64 MiB. The oldest versions go
-    /// first when a new one does not fit; a version larger than this is not kept.
+    /// The most bytes the kept versions hold together, within
+    /// <see cref="PeregrineOptions.MemoryBudget"/> (which the deltas are reserved from too).
+    /// Default: 64 MiB. The oldest versions go first when a new one does not fit; a version
+    /// larger than this is not kept.
     /// </summary>
     public long MaxBytes { get; set; } = 64L * 1024 * 1024;
 }
