@@ -6,6 +6,7 @@ using System.Text;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Indexing;
 using Peregrine.Live;
+using Peregrine.Tests.FastPath;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Compression;
@@ -167,20 +168,39 @@ public sealed class DictionaryDeltaTests
         Assert.Equal(s_new[..10], await response.Content.ReadAsByteArrayAsync());
     }
 
-    [Fact]
-    public async Task FastPath_HandsADictionaryRequestToTheMiddleware()
+    [Theory]
+    [InlineData("dcz", true)]
+    [InlineData("br", false)]
+    [InlineData("304", false)]
+    [InlineData("head", false)]
+    public async Task FastPath_AnswersAsTheMiddleware_AndHandsOnOnlyWhatNamesDcz(string @case, bool handedOff)
     {
         using var tree = TwoVersions();
-        await using var host = await StartAsync(tree, fastPath: true);
+        await using var plain = await StartAsync(tree);
+        var recorder = new HandOffRecorder();
+        await using var fast = await StartAsync(tree, fastPath: true, behindFastPath: recorder.Install);
+        using var ordinary = await SendAsync(plain, HttpMethod.Get, NewPath, null, "br");
+        var method = @case == "head" ? "HEAD" : "GET";
+        var fields = @case switch
+        {
+            "dcz" => $"Accept-Encoding: {Browser}\r\nAvailable-Dictionary: {Hash(s_old)}\r\nSec-Fetch-Site: same-origin\r\n",
+            "304" => $"Accept-Encoding: br\r\nIf-None-Match: {ordinary.Headers.ETag!.Tag}\r\n",
+            _ => "Accept-Encoding: br\r\n",
+        };
+        var request = $"{method} {NewPath} HTTP/1.1\r\nHost: x\r\n{fields}Connection: close\r\n\r\n";
 
-        using var delta = await SendAsync(host, HttpMethod.Get, NewPath, Hash(s_old));
-        using var plain = await SendAsync(host, HttpMethod.Get, NewPath, null, "gzip, br");
+        var fromPlain = FastPathDifferentialTests.Normalise(await FastPathDifferentialTests.ExchangeAsync(plain, request));
+        var (raw, port) = await FastPathDifferentialTests.ExchangeWithPortAsync(fast, request);
+        var fromFast = FastPathDifferentialTests.Normalise(raw);
 
-        Assert.Equal("dcz", delta.Content.Headers.ContentEncoding.Single());
-        Assert.Equal(s_new, ZstdCli(tree, await delta.Content.ReadAsByteArrayAsync(), s_old));
-        Assert.Equal("br", plain.Content.Headers.ContentEncoding.Single());
-        Assert.Equal(["Accept-Encoding", "Available-Dictionary"], plain.Headers.Vary);
-        Assert.Equal("match=\"/assets/app-*.js\"", Single(plain, "Use-As-Dictionary"));
+        Assert.Equal(fromPlain, fromFast);
+        Assert.Contains("Vary: Accept-Encoding, Available-Dictionary", fromFast);
+        Assert.Contains("Use-As-Dictionary: match=\"/assets/app-*.js\"", fromFast);
+        Assert.Equal(handedOff, recorder.TakeHandedOff(port));
+        if (@case == "dcz")
+        {
+            Assert.Contains("Content-Encoding: dcz", fromFast);
+        }
     }
 
     [Fact]
@@ -229,9 +249,9 @@ public sealed class DictionaryDeltaTests
         return tree;
     }
 
-    private static async Task<PeregrineHost> StartAsync(TempTree tree, bool fastPath = false, string? wanted = NewPath)
+    private static async Task<PeregrineHost> StartAsync(TempTree tree, bool fastPath = false, string? wanted = NewPath, Action<Microsoft.AspNetCore.Server.Kestrel.Core.ListenOptions>? behindFastPath = null)
     {
-        var host = await PeregrineHost.StartAsync(tree.Root, fastPath: fastPath);
+        var host = await PeregrineHost.StartAsync(tree.Root, fastPath: fastPath, behindFastPath: behindFastPath);
         await host.Services.GetRequiredService<Peregrine.Compression.Compressor>().WhenIdle();
         if (wanted is not null)
         {
