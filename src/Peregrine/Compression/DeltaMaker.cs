@@ -225,7 +225,10 @@ internal sealed class DeltaMaker : IDisposable
     /// <summary>
     /// Publishes on <paramref name="entry"/> its deltas against every kept version of its asset
     /// but its own: those it has are kept, missing ones made, those against versions no longer
-    /// kept dropped. Nothing is published when nothing changed.
+    /// kept dropped. Nothing is published when nothing changed. An entry whose own version is
+    /// no longer kept (a folder that holds many old builds) gets none: it is not one of the
+    /// recent versions a browser is likely to ask for, and this bounds the deltas of an asset
+    /// to MaxVersions × (MaxVersions − 1) however many old files stay in the folder.
     /// </summary>
     private void Refresh(CatalogEntry entry, byte[]? content)
     {
@@ -233,7 +236,13 @@ internal sealed class DeltaMaker : IDisposable
         var current = entry.Deltas;
         var deltas = new List<(byte[] DictionaryHash, Representation Delta)>();
         var changed = false;
-        foreach (var version in _kept.Of(entry.DictionaryMatch!))
+        var versions = _kept.Of(entry.DictionaryMatch!);
+        if (!versions.Any(version => version.Sha256.AsSpan().SequenceEqual(own)))
+        {
+            versions = [];
+        }
+
+        foreach (var version in versions)
         {
             _stopping.Token.ThrowIfCancellationRequested();
             if (version.Sha256.AsSpan().SequenceEqual(own))

@@ -240,6 +240,29 @@ public sealed class DictionaryDeltaTests
         Assert.Equal(s_new, ZstdCli(tree, await response.Content.ReadAsByteArrayAsync(), s_old));
     }
 
+    [Fact]
+    public async Task OldBuildsLeftInTheFolder_OnlyTheNewestKeptVersionsGetDeltas()
+    {
+        using var tree = new TempTree();
+        var paths = new List<string>();
+        for (var i = 1; i <= 5; i++)
+        {
+            var path = $"/assets/app-{i}a{i}b{i}c{i}d.js";
+            var file = tree.Write(path[1..], Script(i));
+            File.SetLastWriteTimeUtc(file, DateTime.UtcNow.AddDays(i - 10));
+            paths.Add(path);
+        }
+
+        await using var host = await PeregrineHost.StartAsync(tree.Root, o => o.Compression.Dictionaries.MaxVersions = 2);
+        await WaitForDeltasAsync(host, paths[^1], gone: null);
+        await host.Services.GetRequiredService<Peregrine.Compression.Compressor>().Deltas!.WhenIdle();
+        var snapshot = host.Services.GetRequiredService<FileCatalog>().Current!;
+
+        int Deltas(string path) => snapshot.TryFind(path, out var entry) ? entry.Deltas?.Count ?? 0 : -1;
+        Assert.Equal([0, 0, 0, 1, 1], paths.Select(Deltas));
+        Assert.Equal((2, (long)(Script(4).Length + Script(5).Length)), host.Services.GetRequiredService<Peregrine.Compression.Compressor>().Deltas!.Kept);
+    }
+
     private static TempTree TwoVersions()
     {
         var tree = new TempTree();
