@@ -325,8 +325,10 @@ internal sealed class DeltaMaker : IDisposable
 
     /// <summary>
     /// The entry's bytes: those it holds, or read from the file it is served from, and then
-    /// only while they are still the indexed ones (same length, same tag). Null for a file too
-    /// large to hash at index time (its tag is not of its content) or one that changed.
+    /// only while they are still the indexed ones (same length, same tag). Null for a file
+    /// larger than <see cref="DictionaryOptions.MaxBytes"/>, one too large to hash at index time
+    /// (its tag is made from its length and time, never equal to a content tag), or one that
+    /// changed.
     /// </summary>
     private byte[]? Content(CatalogEntry entry)
     {
@@ -341,7 +343,7 @@ internal sealed class DeltaMaker : IDisposable
             return held;
         }
 
-        if (identity.PhysicalPath is not { } path || identity.ContentTag.StartsWith("\"m", StringComparison.Ordinal))
+        if (identity.PhysicalPath is not { } path)
         {
             return null;
         }

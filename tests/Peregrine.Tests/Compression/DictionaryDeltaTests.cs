@@ -241,6 +241,20 @@ public sealed class DictionaryDeltaTests
     }
 
     [Fact]
+    public async Task FilesServedFromDisk_AreKeptAndSentAsDeltasToo()
+    {
+        using var tree = TwoVersions();
+        await using var host = await PeregrineHost.StartAsync(tree.Root, o => o.MaxCachedFileSize = 1024);
+        await WaitForDeltasAsync(host, NewPath, gone: null);
+        Assert.True(host.Services.GetRequiredService<FileCatalog>().Current!.TryFind(NewPath, out var entry) && entry.Identity.Content is null);
+
+        using var response = await SendAsync(host, HttpMethod.Get, NewPath, Hash(s_old));
+
+        Assert.Equal("dcz", response.Content.Headers.ContentEncoding.Single());
+        Assert.Equal(s_new, ZstdCli(tree, await response.Content.ReadAsByteArrayAsync(), s_old));
+    }
+
+    [Fact]
     public async Task OldBuildsLeftInTheFolder_OnlyTheNewestKeptVersionsGetDeltas()
     {
         using var tree = new TempTree();
