@@ -46,6 +46,12 @@ public sealed class CompressionOptions
     /// compression, it needs <see cref="Enabled"/> and at least one of <see cref="Encodings"/>.
     /// </summary>
     public ManifestEncodingPolicy ManifestEncodings { get; set; } = ManifestEncodingPolicy.AsStated;
+
+    /// <summary>
+    /// Compression dictionaries (RFC 9842): deltas of fingerprinted assets against the versions
+    /// a browser already holds. Default: on (<see cref="DictionaryOptions"/>).
+    /// </summary>
+    public DictionaryOptions Dictionaries { get; set; } = new();
 }
 
 /// <summary>Which encodings serve a file the static web assets endpoints manifest states encodings for.</summary>

@@ -61,6 +61,7 @@ internal static class OptionTable
     public static readonly OptionSpec Metrics = Switch("metrics", static (s, on) => s.Metrics = on, "Serve Prometheus metrics at /metrics (health is always at /healthz).");
     public static readonly OptionSpec NoWatch = Switch("noWatch", static (s, on) => s.NoWatch = on, "Index once at start-up; do not watch ROOT for changes.");
     public static readonly OptionSpec NoCompression = Switch("noCompression", static (s, on) => s.NoCompression = on, "Do not compress files (sidecars such as app.js.br are not served either).");
+    public static readonly OptionSpec NoDictionaries = Switch("noDictionaries", static (s, on) => s.NoDictionaries = on, "Do not send fingerprinted files as deltas against the versions a browser holds (RFC 9842 compression dictionaries).");
     public static readonly OptionSpec NoFastPath = Switch("noFastPath", static (s, on) => s.NoFastPath = on, "Send every request through Kestrel's HTTP layer and the middleware (for comparison).");
     public static readonly OptionSpec NoTlsSizing = Switch("noTlsSizing", static (s, on) => s.NoTlsSizing = on, "Leave TLS output to Kestrel's 4 KiB writes instead of the fast path's 32 KiB ones (for comparison).");
     public static readonly OptionSpec KestrelTls = Switch("kestrelTls", static (s, on) => s.KestrelTls = on, "Leave every TLS handshake to Kestrel, including those of connections that offer only HTTP/1.1, which the server otherwise ends itself (for comparison).");
@@ -132,7 +133,7 @@ internal static class OptionTable
     public static readonly IReadOnlyList<OptionSpec> All =
     [
         Root, Port, Host, Spa, NotFound, CleanUrls, Listing, Index, Hidden, Cors, Header, Cache, AccessLog, Metrics, NoWatch, NoCompression,
-        NoFastPath, NoTlsSizing, KestrelTls, NoInlineIo, CompressionCache, MemoryBudget, CopyLimit, TlsCert, TlsKey, TlsPfx, TlsPassword, RedirectHttp,
+        NoDictionaries, NoFastPath, NoTlsSizing, KestrelTls, NoInlineIo, CompressionCache, MemoryBudget, CopyLimit, TlsCert, TlsKey, TlsPfx, TlsPassword, RedirectHttp,
         BasicAuth, BasicAuthFile, AllowInsecureAuth, ShutdownTimeout, BucketPointer, BucketPoll, BucketNotify, BucketCache, BucketPathStyle,
         Quiet, Verbose,
     ];

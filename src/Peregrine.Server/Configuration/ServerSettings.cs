@@ -60,6 +60,8 @@ internal sealed class ServerSettings : IDisposable
 
     public bool NoCompression { get; set; }
 
+    public bool NoDictionaries { get; set; }
+
     public bool NoFastPath { get; set; }
 
     public bool NoTlsSizing { get; set; }
@@ -170,6 +172,7 @@ internal sealed class ServerSettings : IDisposable
         options.CacheRules = [.. Cache];
         options.Watch.Enabled = !NoWatch;
         options.Compression.Enabled = !NoCompression;
+        options.Compression.Dictionaries.Enabled = !NoDictionaries;
         options.Compression.CacheDirectory = CompressionCache;
         if (MemoryBudget is { } budget)
         {

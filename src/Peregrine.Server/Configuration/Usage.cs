@@ -21,7 +21,7 @@ internal static class Usage
         ("Access", [OptionTable.BasicAuth, OptionTable.BasicAuthFile, OptionTable.AllowInsecureAuth, OptionTable.Cors]),
         ("Caching and headers", [OptionTable.Cache, OptionTable.Header]),
         ("Logging and metrics", [OptionTable.AccessLog, OptionTable.Metrics, OptionTable.Quiet, OptionTable.Verbose]),
-        ("Advanced", [OptionTable.NoWatch, OptionTable.NoCompression, OptionTable.CompressionCache, OptionTable.MemoryBudget,
+        ("Advanced", [OptionTable.NoWatch, OptionTable.NoCompression, OptionTable.NoDictionaries, OptionTable.CompressionCache, OptionTable.MemoryBudget,
             OptionTable.CopyLimit, OptionTable.ShutdownTimeout, OptionTable.NoFastPath, OptionTable.NoTlsSizing, OptionTable.KestrelTls,
             OptionTable.NoInlineIo]),
         ("Bucket (s3:// ROOT)", [OptionTable.BucketPointer, OptionTable.BucketPoll, OptionTable.BucketNotify, OptionTable.BucketCache, OptionTable.BucketPathStyle]),

@@ -55,4 +55,10 @@ internal static partial class CompressionLog
 
     [LoggerMessage(35, LogLevel.Debug, "Serving Peregrine's own variants of {Path}: the manifest's {Coding} file {EncodedPath} {Reason}.")]
     public static partial void StatedFileUnusable(ILogger logger, string path, string coding, string encodedPath, string reason);
+
+    [LoggerMessage(36, LogLevel.Error, "Making the dictionary deltas of {Path} failed; it is served with its ordinary codings.")]
+    public static partial void DeltaFailed(ILogger logger, string path, Exception exception);
+
+    [LoggerMessage(37, LogLevel.Warning, "Dropped the dcz delta of {Path}: it does not decode to the file's bytes against its dictionary.")]
+    public static partial void DeltaInvalid(ILogger logger, string path);
 }

@@ -37,6 +37,27 @@ internal static class CompressionOptionsValidator
         {
             errors.Add($"Compression.ManifestEncodings: {(int)options.ManifestEncodings} is not {nameof(ManifestEncodingPolicy.AsStated)} or {nameof(ManifestEncodingPolicy.PreferOwn)}.");
         }
+
+        CollectDictionaries(options.Dictionaries, errors);
+    }
+
+    private static void CollectDictionaries(DictionaryOptions? options, List<string> errors)
+    {
+        if (options is null)
+        {
+            errors.Add("Compression.Dictionaries: a value is required.");
+            return;
+        }
+
+        if (options.MaxVersions is < 2 or > 64)
+        {
+            errors.Add($"Compression.Dictionaries.MaxVersions: {options.MaxVersions} must be between 2 (the current version and one before it) and 64.");
+        }
+
+        if (options.MaxBytes <= 0)
+        {
+            errors.Add($"Compression.Dictionaries.MaxBytes: {options.MaxBytes} must be more than 0.");
+        }
     }
 
     private static void CollectEncodings(CompressionOptions options, List<string> errors)

@@ -172,6 +172,12 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
     /// </summary>
     internal event Action<CatalogEntry, EncodedVariants, bool>? VariantsPublished;
 
+    /// <summary>
+    /// The deltas against compression dictionaries (RFC 9842), made beside the variants when
+    /// dictionaries are on and libzstd can be used; <see langword="null"/> otherwise.
+    /// </summary>
+    internal DeltaMaker? Deltas { get; private set; }
+
     /// <inheritdoc cref="VariantEncoder.CacheHits"/>
     public long CacheHits => _encoder.CacheHits;
 
@@ -190,12 +196,18 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
         {
             compressor._followed = catalog;
             catalog.Published += compressor.OnPublished;
+            if (DeltaMaker.CanRun(compressor._options))
+            {
+                compressor.Deltas = new DeltaMaker(compressor._options.Dictionaries, catalog.Budget, compressor._logger);
+                catalog.Published += compressor.Deltas.OnPublished;
+            }
 
             // A snapshot published before the subscription is caught up with here; one
             // published meanwhile is seen twice, and queueing an entry twice is harmless.
             if (catalog.Current is { } current)
             {
                 compressor.OnPublished(current, null);
+                compressor.Deltas?.OnPublished(current, null, null);
             }
         }
 
@@ -363,7 +375,13 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
         if (_followed is not null)
         {
             _followed.Published -= OnPublished;
+            if (Deltas is not null)
+            {
+                _followed.Published -= Deltas.OnPublished;
+            }
         }
+
+        Deltas?.Dispose();
 
         _queue.Writer.TryComplete();
         _stopping.Cancel();

@@ -10,7 +10,7 @@ namespace Peregrine.Compression;
 /// parameter API the decoder uses), and on the portable path (<see cref="PlatformParts"/>), the zstd
 /// coding is simply not produced.
 /// </summary>
-internal static unsafe class Zstd
+internal static unsafe partial class Zstd
 {
     /// <summary>
     /// Level 19, the highest before the "ultra" levels. Its largest window is 2^23 = 8 MiB, the

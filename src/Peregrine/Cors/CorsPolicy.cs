@@ -86,7 +86,8 @@ internal sealed class CorsPolicy
         }
     }
 
-    private StringValues AllowOrigin(HttpRequest request)
+    /// <summary>The Access-Control-Allow-Origin this request gets: <c>*</c>, its own Origin when listed, or empty.</summary>
+    public StringValues AllowOrigin(HttpRequest request)
     {
         if (_any)
         {

@@ -22,6 +22,7 @@ internal sealed class ConfiguredHeaders
         Extra = [.. configured, .. Cors.HeadersForEveryRequest.Where(c => !configured.Any(h => string.Equals(h.Name, c.Name, StringComparison.OrdinalIgnoreCase)))];
         Vary = Cors.VariesByOrigin ? "Origin" : StringValues.Empty;
         VaryNegotiable = Cors.VariesByOrigin ? "Accept-Encoding, Origin" : "Accept-Encoding";
+        VaryDictionary = Cors.VariesByOrigin ? "Accept-Encoding, Available-Dictionary, Origin" : "Accept-Encoding, Available-Dictionary";
     }
 
     /// <summary>
@@ -38,6 +39,12 @@ internal sealed class ConfiguredHeaders
     /// <summary>Vary for a file whose representation depends on Accept-Encoding (RFC 9110 §12.5.5).</summary>
     public StringValues VaryNegotiable { get; }
 
+    /// <summary>
+    /// Vary for a file that may be sent as a delta against a dictionary the client holds: RFC
+    /// 9842 §6.2 asks for Available-Dictionary beside Accept-Encoding on every such response.
+    /// </summary>
+    public StringValues VaryDictionary { get; }
+
     /// <summary>Vary for a file, by whether its representation is negotiated.</summary>
     public StringValues VaryFor(bool negotiable) => negotiable ? VaryNegotiable : Vary;
 
@@ -46,6 +53,23 @@ internal sealed class ConfiguredHeaders
     /// cannot be encoded ahead of the request: the fast path hands such requests on.
     /// </summary>
     public bool DependsOnOrigin => Cors.VariesByOrigin;
+
+    /// <summary>
+    /// The Access-Control-Allow-Origin a response to <paramref name="request"/> carries: a
+    /// configured header of that name, else what the CORS policy allows; empty without either.
+    /// </summary>
+    public StringValues AllowedOrigin(HttpRequest request)
+    {
+        foreach (var (name, value) in Extra)
+        {
+            if (string.Equals(name, "Access-Control-Allow-Origin", StringComparison.OrdinalIgnoreCase))
+            {
+                return value;
+            }
+        }
+
+        return Cors.AllowOrigin(request);
+    }
 
     /// <summary>
     /// The CORS fields that depend on the request, added to a response being answered: with a

@@ -69,6 +69,12 @@ internal sealed partial class Http1FastPath
 
             Span<char> accept = stackalloc char[request.AcceptEncoding.Length];
             Ascii.ToUtf16(request.AcceptEncoding, accept, out _);
+            if (DeltaSelector.MayApply(entry, accept))
+            {
+                // A delta (RFC 9842) is the middleware's: it reads Available-Dictionary and the Fetch metadata.
+                return false;
+            }
+
             representation = RepresentationSelector.Select(entry, accept);
         }
 

@@ -149,6 +149,28 @@ internal sealed partial class CatalogEntry : IServedFile
         Volatile.Write(ref _demand, null);
     }
 
+    /// <summary>
+    /// For a fingerprinted asset offered as a compression dictionary (RFC 9842): its
+    /// <c>match</c> pattern (<see cref="Indexing.DictionaryMatch"/>), which names the asset
+    /// across versions; <see langword="null"/> for every other entry.
+    /// </summary>
+    public string? DictionaryMatch { get; private init; }
+
+    /// <summary>The <c>Use-As-Dictionary</c> value of <see cref="DictionaryMatch"/>; empty without one.</summary>
+    public StringValues UseAsDictionary { get; private init; }
+
+    /// <summary>
+    /// The deltas of this version against earlier ones, once made; <see langword="null"/>
+    /// until then, and for an entry that is no dictionary. Written by compression, read by
+    /// every request, like <see cref="Encoded"/>.
+    /// </summary>
+    public DictionaryDeltas? Deltas => Volatile.Read(ref _deltas);
+
+    private DictionaryDeltas? _deltas;
+
+    /// <summary>Publishes the deltas; requests from now on may select them.</summary>
+    public void PublishDeltas(DictionaryDeltas? deltas) => Volatile.Write(ref _deltas, deltas);
+
     /// <summary>Asks for a request for this entry to be reported to <paramref name="demand"/> until variants are published.</summary>
     public void ReportDemandTo(EncodingDemand demand) => Volatile.Write(ref _demand, demand);
 
@@ -185,7 +207,8 @@ internal sealed partial class CatalogEntry : IServedFile
         long sidecarStamp = 0,
         StatedHeaders? stated = null,
         IReadOnlyList<StatedEncoding>? statedEncodings = null,
-        long? lastModifiedTicks = null)
+        long? lastModifiedTicks = null,
+        string? dictionaryMatch = null)
     {
         return new CatalogEntry(relativePath)
         {
@@ -203,6 +226,8 @@ internal sealed partial class CatalogEntry : IServedFile
             CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
             Negotiable = negotiable,
             SidecarStamp = sidecarStamp,
+            DictionaryMatch = negotiable ? dictionaryMatch : null,
+            UseAsDictionary = negotiable && dictionaryMatch is not null ? Indexing.DictionaryMatch.FieldValue(dictionaryMatch) : StringValues.Empty,
         };
     }
 

@@ -17,4 +17,7 @@ internal enum ContentCoding : byte
     Brotli = 1,
     Zstd = 2,
     Gzip = 3,
+
+    /// <summary>Zstandard against a dictionary the client holds (RFC 9842 §4.2); never a variant in <see cref="ContentCodingSet"/>.</summary>
+    Dcz = 4,
 }

@@ -22,6 +22,9 @@ internal sealed class EntryBuilder
     private readonly CachePolicy _cachePolicy;
     private readonly ConcurrentDictionary<long, string> _httpDates = new();
 
+    /// <summary>True when fingerprinted assets are offered as compression dictionaries (RFC 9842).</summary>
+    private readonly bool _dictionaries;
+
     public EntryBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger, VersionCopies? copies = null)
     {
         _options = options;
@@ -30,6 +33,7 @@ internal sealed class EntryBuilder
         _logger = logger;
         _contentTypes = new ContentTypeMap(options);
         _cachePolicy = new CachePolicy(options);
+        _dictionaries = options.FingerprintedNames && options.Compression.Enabled && options.Compression.Dictionaries?.Enabled == true;
     }
 
     /// <summary>
@@ -340,7 +344,15 @@ internal sealed class EntryBuilder
             var statedEncodings = _options.Routes.EncodingsFor(file.Relative);
             var negotiable = _options.Compression.Enabled
                 && ((statedEncodings is not null && _options.Compression.ManifestEncodings == ManifestEncodingPolicy.AsStated) || Compressibility.IsCompressible(contentType));
-            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastModified), cacheControl, negotiable, sidecarStamp, _options.Routes.StatedFor(file.Relative), statedEncodings, lastModified);
+            var stated = _options.Routes.StatedFor(file.Relative);
+
+            // RFC 9842: a fingerprinted asset is offered as the dictionary for its next version.
+            // Not one whose route states its own tags and encodings: those are served as the
+            // manifest says, and a delta would be a representation it does not state.
+            var dictionaryMatch = negotiable && _dictionaries && stated is null && statedEncodings is null
+                ? DictionaryMatch.For(_options.RequestPath.Value ?? "", file.Relative)
+                : null;
+            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastModified), cacheControl, negotiable, sidecarStamp, stated, statedEncodings, lastModified, dictionaryMatch);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

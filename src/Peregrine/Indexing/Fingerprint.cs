@@ -15,8 +15,16 @@ internal static class Fingerprint
     /// (<c>app.3f9a1c2b.js</c>), or 8 or more base64url characters mixing upper case, lower case
     /// and digits (<c>index-BkQ3x9Zt.js</c>).
     /// </summary>
-    public static bool IsFingerprinted(ReadOnlySpan<char> fileName)
+    public static bool IsFingerprinted(ReadOnlySpan<char> fileName) => Locate(fileName, out _, out _);
+
+    /// <summary>
+    /// Where the fingerprint of a fingerprinted name is: it starts at <paramref name="start"/>
+    /// (just after its dot or dash) and ends at <paramref name="end"/> (the extension's dot).
+    /// False, as <see cref="IsFingerprinted"/>, for any other name.
+    /// </summary>
+    public static bool Locate(ReadOnlySpan<char> fileName, out int start, out int end)
     {
+        start = end = -1;
         var dot = fileName.LastIndexOf('.');
         if (dot <= 0)
         {
@@ -35,6 +43,9 @@ internal static class Fingerprint
         {
             return false;
         }
+
+        start = separator + 1;
+        end = dot;
 
         bool allHex = true, hasDigit = false, hasLower = false, hasUpper = false;
         foreach (var c in part)

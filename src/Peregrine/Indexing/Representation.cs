@@ -26,6 +26,7 @@ internal sealed class Representation
             ContentCoding.Brotli => "br",
             ContentCoding.Zstd => "zstd",
             ContentCoding.Gzip => "gzip",
+            ContentCoding.Dcz => "dcz",
             _ => StringValues.Empty,
         };
     }

@@ -23,6 +23,9 @@ internal sealed class ResponseFields
     private static readonly StringValues s_noCache = "no-cache";
     private static readonly StringValues s_bytes = "bytes";
 
+    /// <summary>RFC 9842 §2.1's response field, not among ASP.NET Core's known names.</summary>
+    public const string UseAsDictionaryName = "Use-As-Dictionary";
+
     private readonly ConfiguredHeaders _configured;
 
     private ResponseFields((string Name, StringValues Value)[] entity, (string Name, StringValues Value)[] content, bool cacheControlConfigured, ConfiguredHeaders configured)
@@ -51,8 +54,9 @@ internal sealed class ResponseFields
         => representation.Response ??= Create(entry, representation, configured);
 
     public static ResponseFields Create(CatalogEntry entry, Representation representation, ConfiguredHeaders configured)
-        => Build(configured, configured.VaryFor(entry.VariesByEncoding), representation.ETag, entry.LastModifiedHeader, entry.CacheControl,
-            entry.ContentType, representation.ContentEncoding, s_bytes);
+        => Build(configured, entry.UseAsDictionary.Count != 0 ? configured.VaryDictionary : configured.VaryFor(entry.VariesByEncoding),
+            representation.ETag, entry.LastModifiedHeader, entry.CacheControl, entry.ContentType, representation.ContentEncoding, s_bytes,
+            entry.UseAsDictionary);
 
     /// <summary>
     /// The fields of a 404 page (<c>Fallback/NotFoundPage</c>): its type and coding, Vary, and
@@ -106,13 +110,17 @@ internal sealed class ResponseFields
     }
 
     private static ResponseFields Build(ConfiguredHeaders configured, StringValues vary, StringValues etag, StringValues lastModified,
-        StringValues cacheControl, StringValues contentType, StringValues contentEncoding, StringValues acceptRanges)
+        StringValues cacheControl, StringValues contentType, StringValues contentEncoding, StringValues acceptRanges, StringValues useAsDictionary = default)
     {
-        var entity = new List<(string Name, StringValues Value)>(8);
+        var entity = new List<(string Name, StringValues Value)>(9);
         Add(entity, HeaderNames.Vary, vary);
         Add(entity, HeaderNames.ETag, etag);
         Add(entity, HeaderNames.LastModified, lastModified);
         Add(entity, HeaderNames.CacheControl, cacheControl);
+
+        // RFC 9842 §2.1: on every representation, a delta included (the browser keeps the
+        // decoded bytes, the dictionary for the next version), and on 304s, which refresh it.
+        Add(entity, UseAsDictionaryName, useAsDictionary);
         var cacheControlConfigured = false;
         foreach (var (name, value) in configured.Extra)
         {

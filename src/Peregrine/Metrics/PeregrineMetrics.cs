@@ -44,6 +44,8 @@ internal sealed class PeregrineMetrics
     private readonly Counter<long> _cacheHits;
     private readonly Counter<long> _cacheMisses;
     private readonly Counter<long> _compressionSaved;
+    private readonly Counter<long> _deltas;
+    private readonly Counter<long> _deltaSaved;
     private readonly Histogram<double> _duration;
     private Func<long>? _filesIndexed;
     private Func<CompressionTotals>? _compression;
@@ -62,6 +64,8 @@ internal sealed class PeregrineMetrics
         _cacheHits = Meter.CreateCounter<long>("peregrine.cache.hits", "{request}", "Responses whose body was sent from memory.");
         _cacheMisses = Meter.CreateCounter<long>("peregrine.cache.misses", "{request}", "Responses whose body was read from disk.");
         _compressionSaved = Meter.CreateCounter<long>("peregrine.compression.saved", "By", "Bytes not sent because an encoded representation was chosen: identity length minus encoded length.");
+        _deltas = Meter.CreateCounter<long>("peregrine.dictionary.deltas", "{response}", "Responses sent as a delta against a dictionary the client holds (RFC 9842 dcz).");
+        _deltaSaved = Meter.CreateCounter<long>("peregrine.dictionary.saved", "By", "Bytes a delta saved over the representation sent without it: ordinary length minus delta length.");
 
         // An up-down counter rather than a gauge: a count of things present adds up across
         // servers (the OpenTelemetry guidance for "how many are there now").
@@ -149,6 +153,20 @@ internal sealed class PeregrineMetrics
         if (compressionSaved > 0)
         {
             _compressionSaved.Add(compressionSaved);
+        }
+    }
+
+    /// <summary>
+    /// Records a 200 whose body is a delta against the client's dictionary (RFC 9842), and
+    /// what it saved over the representation chosen without it (<paramref name="savedOverOrdinary"/>).
+    /// The response is recorded by <see cref="Served"/> too, as any other.
+    /// </summary>
+    public void DeltaServed(long savedOverOrdinary)
+    {
+        _deltas.Add(1);
+        if (savedOverOrdinary > 0)
+        {
+            _deltaSaved.Add(savedOverOrdinary);
         }
     }
 

@@ -50,7 +50,10 @@ internal static partial class AcceptEncoding
     private const int GzipSlot = 2;
     private const int IdentitySlot = 3;
     private const int AnySlot = 4;
-    private const int SlotCount = 5;
+
+    // dcz (RFC 9842 §4.2) is weighed here but chosen by DeltaSelector, never by Choose.
+    private const int DczSlot = 5;
+    private const int SlotCount = 6;
 
     // tchar, RFC 9110 §5.6.2.
     private static readonly SearchValues<char> TokenChars =
@@ -299,6 +302,11 @@ internal static partial class AcceptEncoding
         if (name is "*")
         {
             return AnySlot;
+        }
+
+        if (name.Equals("dcz", StringComparison.OrdinalIgnoreCase))
+        {
+            return DczSlot;
         }
 
         // Codings this server never produces (deflate, compress, ...) cannot be chosen, so their

@@ -56,7 +56,7 @@ internal static class RepresentationSelector
     /// </summary>
     public static bool HasChoice(CatalogEntry entry)
     {
-        if (Encoded(entry) is not null)
+        if (Encoded(entry) is not null || entry.Deltas is not null)
         {
             return true;
         }

@@ -142,7 +142,10 @@ internal sealed partial class PeregrineMiddleware
 
         // :: negotiate (Negotiation): the representation and the fields that describe it
         var headers = response.Headers;
-        var representation = RepresentationSelector.Select(entry, request.Headers.AcceptEncoding);
+        // A delta against the dictionary the client holds (RFC 9842) wins over the ordinary coding.
+        var ordinary = RepresentationSelector.Select(entry, request.Headers.AcceptEncoding);
+        var representation = DeltaSelector.Select(request, entry, ordinary, _headers) ?? ordinary;
+
         var described = ResponseFields.For(entry, representation, _headers);
         described.WriteEntity(request, headers, cacheControlOverride);
 
@@ -165,6 +168,11 @@ internal sealed partial class PeregrineMiddleware
         }
 
         // :: send (Send)
+        if (!isHead && !ReferenceEquals(representation, ordinary))
+        {
+            _metrics.DeltaServed(ordinary.Length - representation.Length);
+        }
+
         return _sender.SendWhole(context, entry, representation, described, isHead);
     }
 

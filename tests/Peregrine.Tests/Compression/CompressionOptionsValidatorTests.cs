@@ -27,6 +27,24 @@ public sealed class CompressionOptionsValidatorTests
         Assert.Equal(error is null ? [] : [error], Collect(options));
     }
 
+    [Theory]
+    [InlineData(1, 1024L, "Compression.Dictionaries.MaxVersions: 1 must be between 2 (the current version and one before it) and 64.")]
+    [InlineData(65, 1024L, "Compression.Dictionaries.MaxVersions: 65 must be between 2 (the current version and one before it) and 64.")]
+    [InlineData(2, 0L, "Compression.Dictionaries.MaxBytes: 0 must be more than 0.")]
+    [InlineData(64, 1L, null)]
+    public void Dictionaries_AreChecked(int maxVersions, long maxBytes, string? error)
+    {
+        var options = new CompressionOptions { Dictionaries = new DictionaryOptions { MaxVersions = maxVersions, MaxBytes = maxBytes } };
+
+        Assert.Equal(error is null ? [] : [error], Collect(options));
+    }
+
+    [Fact]
+    public void Dictionaries_ThatAreNull_AreReported()
+    {
+        Assert.Equal(["Compression.Dictionaries: a value is required."], Collect(new CompressionOptions { Dictionaries = null! }));
+    }
+
     [Fact]
     public void Encodings_ThatAreNotAList_AreReported()
     {

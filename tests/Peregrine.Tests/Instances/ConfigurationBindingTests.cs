@@ -57,6 +57,22 @@ public sealed class ConfigurationBindingTests : IDisposable
     }
 
     [Fact]
+    public void Bind_ReadsTheDictionaryOptions()
+    {
+        var services = new ServiceCollection();
+        services.AddPeregrine(Section(
+            ("Root", _tree.Root),
+            ("Compression:Dictionaries:Enabled", "false"),
+            ("Compression:Dictionaries:MaxVersions", "6"),
+            ("Compression:Dictionaries:MaxBytes", "1048576")));
+        using var provider = services.BuildServiceProvider();
+
+        var dictionaries = provider.GetRequiredService<IOptions<PeregrineOptions>>().Value.Compression.Dictionaries;
+
+        Assert.Equal((false, 6, 1L << 20), (dictionaries.Enabled, dictionaries.MaxVersions, dictionaries.MaxBytes));
+    }
+
+    [Fact]
     public async Task BoundInstance_Serves()
     {
         await using var host = await AppHost.StartAsync(

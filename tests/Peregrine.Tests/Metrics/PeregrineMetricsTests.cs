@@ -73,6 +73,19 @@ public sealed class PeregrineMetricsTests : IDisposable
     }
 
     [Fact]
+    public void DeltaServed_CountsTheResponseAndWhatItSavedOverTheOrdinaryCoding()
+    {
+        _ = _services.Exporter;
+
+        _services.Metrics.DeltaServed(20_000);
+        _services.Metrics.DeltaServed(0);
+
+        var text = _services.Scrape();
+        Assert.Equal(2, PrometheusText.Sample(text, "peregrine_dictionary_deltas_total"));
+        Assert.Equal(20_000, PrometheusText.Sample(text, "peregrine_dictionary_saved_bytes_total"));
+    }
+
+    [Fact]
     public void Served_AStatusCodeHttpDoesNotDefine_IsStillCountedUnderIt()
     {
         _ = _services.Exporter;

@@ -109,6 +109,7 @@ public sealed class PrecedenceTests : IDisposable
               "metrics": true,
               "noWatch": true,
               "noCompression": false,
+              "noDictionaries": false,
               "noFastPath": true,
               "noTlsSizing": true,
               "kestrelTls": true,

@@ -1,0 +1,369 @@
+using System.Threading.Channels;
+using Microsoft.Extensions.Logging;
+using Peregrine.Indexing;
+using Peregrine.Live;
+
+namespace Peregrine.Compression;
+
+/// <summary>
+/// Compression dictionaries (RFC 9842), the index side: keeps each version of a fingerprinted
+/// asset (<see cref="KeptVersions"/>) and makes, in the background, the dcz delta of each version
+/// in force against the other kept versions of the same asset, then publishes them on its entry
+/// (<see cref="CatalogEntry.PublishDeltas"/>). Until they are published, a request gets the
+/// best ordinary coding. Follows the snapshots as <see cref="Compressor"/> does, which owns it.
+/// </summary>
+/// <remarks>
+/// One thread at the lowest priority does all of it, so the state (the kept versions, the
+/// entries in force by asset) has one owner and no lock: snapshots post what they added and
+/// dropped to its channel and go on. A delta is checked (it must decode to the file's bytes
+/// against its dictionary, under the window a browser allows) before it is published; its
+/// bytes are reserved from the memory budget, and without room it is not made.
+/// </remarks>
+internal sealed class DeltaMaker : IDisposable
+{
+    private readonly DictionaryOptions _options;
+    private readonly MemoryBudget _budget;
+    private readonly ILogger _logger;
+    private readonly KeptVersions _kept;
+    private readonly Channel<(CatalogEntry Entry, bool Dropped)> _queue = Channel.CreateUnbounded<(CatalogEntry, bool)>(new UnboundedChannelOptions { SingleReader = true });
+
+    // The entries in force of each asset, by reference (two snapshots may hold different entries
+    // for one path), and the SHA-256 of each one's bytes. The worker's alone.
+    private readonly Dictionary<string, List<CatalogEntry>> _inForce = new(StringComparer.Ordinal);
+    private readonly Dictionary<CatalogEntry, byte[]> _hashes = new(ReferenceEqualityComparer.Instance);
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly Lock _gate = new();
+    private int _outstanding;
+    private TaskCompletionSource _idle = Completed();
+    private long _made;
+
+    public DeltaMaker(DictionaryOptions options, MemoryBudget budget, ILogger logger)
+    {
+        _options = options;
+        _budget = budget;
+        _logger = logger;
+        _kept = new KeptVersions(options, budget);
+        new Thread(Work) { IsBackground = true, Name = "Peregrine dictionary deltas" }.Start();
+    }
+
+    /// <summary>True when deltas can be made: dictionaries on and libzstd usable.</summary>
+    public static bool CanRun(CompressionOptions options) => options.Enabled && options.Dictionaries?.Enabled == true && Zstd.IsAvailable;
+
+    /// <summary>Deltas made and published so far.</summary>
+    public long DeltasMade => Interlocked.Read(ref _made);
+
+    /// <summary>The versions kept, and their bytes; read by the worker's thread, approximate elsewhere.</summary>
+    public (int Versions, long Bytes) Kept => (_kept.Count, _kept.Bytes);
+
+    /// <summary>Completes when everything posted so far has been handled.</summary>
+    public Task WhenIdle()
+    {
+        lock (_gate)
+        {
+            return _idle.Task;
+        }
+    }
+
+    /// <summary>
+    /// Takes in a published snapshot, as <see cref="Compressor.OnPublished"/> does: the dictionary
+    /// entries it added, oldest file first (so that, on a first index of a folder holding several
+    /// versions, the newest are kept last and dropped last), and those it dropped.
+    /// </summary>
+    public void OnPublished(CatalogSnapshot snapshot, CatalogSnapshot? previous, SnapshotDelta? delta)
+    {
+        IEnumerable<CatalogEntry> added, dropped;
+        if (delta is not null)
+        {
+            added = delta.Added;
+            dropped = delta.Removed;
+        }
+        else
+        {
+            added = snapshot.Files;
+            dropped = previous is null ? [] : previous.Files.Where(entry => !snapshot.Holds(entry));
+        }
+
+        foreach (var entry in dropped.Where(e => e.DictionaryMatch is not null))
+        {
+            Post(entry, dropped: true);
+        }
+
+        foreach (var entry in added.Where(e => e.DictionaryMatch is not null).OrderBy(e => e.LastWriteTicks))
+        {
+            Post(entry, dropped: false);
+        }
+    }
+
+    public void Dispose()
+    {
+        _queue.Writer.TryComplete();
+        _stopping.Cancel();
+    }
+
+    private void Post(CatalogEntry entry, bool dropped)
+    {
+        lock (_gate)
+        {
+            if (_outstanding++ == 0)
+            {
+                _idle = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            }
+        }
+
+        if (!_queue.Writer.TryWrite((entry, dropped)))
+        {
+            Done();
+        }
+    }
+
+    private void Done()
+    {
+        lock (_gate)
+        {
+            if (--_outstanding == 0)
+            {
+                _idle.TrySetResult();
+            }
+        }
+    }
+
+    private void Work()
+    {
+        WorkerPriority.LowerCurrentThread();
+        var reader = _queue.Reader;
+        try
+        {
+            while (reader.WaitToReadAsync(_stopping.Token).AsTask().GetAwaiter().GetResult())
+            {
+                while (reader.TryRead(out var item))
+                {
+                    try
+                    {
+                        if (item.Dropped)
+                        {
+                            Drop(item.Entry);
+                        }
+                        else
+                        {
+                            Add(item.Entry);
+                        }
+                    }
+                    catch (Exception ex) when (ex is not OperationCanceledException)
+                    {
+                        // The entry keeps its ordinary codings; the next version tries again.
+                        CompressionLog.DeltaFailed(_logger, item.Entry.RelativePath, ex);
+                    }
+                    finally
+                    {
+                        Done();
+                    }
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+        finally
+        {
+            _kept.Clear();
+            lock (_gate)
+            {
+                _idle.TrySetResult();
+            }
+        }
+    }
+
+    private void Add(CatalogEntry entry)
+    {
+        var match = entry.DictionaryMatch!;
+        if (_hashes.ContainsKey(entry) || Content(entry) is not { } content)
+        {
+            return;
+        }
+
+        var hash = new byte[32];
+        ContentHash.HashData(content, hash);
+        _hashes[entry] = hash;
+        if (!_inForce.TryGetValue(match, out var entries))
+        {
+            entries = [];
+            _inForce[match] = entries;
+        }
+
+        entries.Add(entry);
+        _kept.Keep(match, hash, content);
+
+        // Every version in force gets its deltas against the versions kept now: the new one
+        // against the old, and (for a rollback) the old ones in force against the new.
+        foreach (var version in entries)
+        {
+            Refresh(version, content: ReferenceEquals(version, entry) ? content : null);
+        }
+    }
+
+    private void Drop(CatalogEntry entry)
+    {
+        if (!_hashes.Remove(entry))
+        {
+            return;
+        }
+
+        var match = entry.DictionaryMatch!;
+        if (_inForce.TryGetValue(match, out var entries))
+        {
+            entries.Remove(entry);
+            if (entries.Count == 0)
+            {
+                _inForce.Remove(match);
+            }
+        }
+
+        // The version itself stays kept: it is the dictionary the next version is sent against.
+        Release(entry.Deltas);
+    }
+
+    /// <summary>
+    /// Publishes on <paramref name="entry"/> its deltas against every kept version of its asset
+    /// but its own: those it has are kept, missing ones made, those against versions no longer
+    /// kept dropped. Nothing is published when nothing changed. An entry whose own version is
+    /// no longer kept (a folder that holds many old builds) gets none: it is not one of the
+    /// recent versions a browser is likely to ask for, and this bounds the deltas of an asset
+    /// to MaxVersions × (MaxVersions − 1) however many old files stay in the folder.
+    /// </summary>
+    private void Refresh(CatalogEntry entry, byte[]? content)
+    {
+        var own = _hashes[entry];
+        var current = entry.Deltas;
+        var deltas = new List<(byte[] DictionaryHash, Representation Delta)>();
+        var changed = false;
+        var versions = _kept.Of(entry.DictionaryMatch!);
+        if (!versions.Any(version => version.Sha256.AsSpan().SequenceEqual(own)))
+        {
+            versions = [];
+        }
+
+        foreach (var version in versions)
+        {
+            _stopping.Token.ThrowIfCancellationRequested();
+            if (version.Sha256.AsSpan().SequenceEqual(own))
+            {
+                continue;
+            }
+
+            if (current?.Find(version.Sha256) is { } existing)
+            {
+                deltas.Add((version.Sha256, existing));
+                continue;
+            }
+
+            content ??= Content(entry);
+            if (content is null)
+            {
+                return;
+            }
+
+            if (Make(entry, content, version) is { } made)
+            {
+                deltas.Add((version.Sha256, made));
+                changed = true;
+            }
+        }
+
+        if (!changed && deltas.Count == (current?.Count ?? 0))
+        {
+            return;
+        }
+
+        entry.PublishDeltas(deltas.Count == 0 ? null : new DictionaryDeltas(deltas));
+        if (current is not null)
+        {
+            foreach (var old in current.Deltas)
+            {
+                if (!deltas.Exists(d => ReferenceEquals(d.Delta, old)))
+                {
+                    _budget.Release(old.Length);
+                }
+            }
+        }
+    }
+
+    private Representation? Make(CatalogEntry entry, byte[] content, KeptVersions.Version dictionary)
+    {
+        var dcz = Zstd.CompressDcz(content, dictionary.Content, dictionary.Sha256);
+        if (dcz.Length >= content.Length)
+        {
+            return null;
+        }
+
+        if (!Zstd.DczDecodesTo(dcz, dictionary.Content, dictionary.Sha256, content))
+        {
+            CompressionLog.DeltaInvalid(_logger, entry.RelativePath);
+            return null;
+        }
+
+        if (!_budget.TryReserve(dcz.Length))
+        {
+            return null;
+        }
+
+        Interlocked.Increment(ref _made);
+        return new Representation(ContentCoding.Dcz, dcz.Length, EntityTag.Compute(dcz), dcz, physicalPath: null);
+    }
+
+    private void Release(DictionaryDeltas? deltas)
+    {
+        if (deltas is null)
+        {
+            return;
+        }
+
+        foreach (var delta in deltas.Deltas)
+        {
+            _budget.Release(delta.Length);
+        }
+    }
+
+    /// <summary>
+    /// The entry's bytes: those it holds, or read from the file it is served from, and then
+    /// only while they are still the indexed ones (same length, same tag). Null for a file
+    /// larger than <see cref="DictionaryOptions.MaxBytes"/>, one too large to hash at index time
+    /// (its tag is made from its length and time, never equal to a content tag), or one that
+    /// changed.
+    /// </summary>
+    private byte[]? Content(CatalogEntry entry)
+    {
+        var identity = entry.Identity;
+        if (identity.Length > _options.MaxBytes)
+        {
+            return null;
+        }
+
+        if (identity.Content is { } held)
+        {
+            return held;
+        }
+
+        if (identity.PhysicalPath is not { } path)
+        {
+            return null;
+        }
+
+        try
+        {
+            var bytes = File.ReadAllBytes(path);
+            return bytes.Length == identity.Length && EntityTag.Compute(bytes) == identity.ContentTag ? bytes : null;
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            // Gone or unreadable: this version gets no deltas and is not kept.
+            return null;
+        }
+    }
+
+    private static TaskCompletionSource Completed()
+    {
+        var source = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        source.SetResult();
+        return source;
+    }
+}

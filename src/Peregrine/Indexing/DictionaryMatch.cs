@@ -1,0 +1,49 @@
+using System.Buffers;
+
+namespace Peregrine.Indexing;
+
+/// <summary>
+/// The <c>match</c> pattern of a fingerprinted asset's <c>Use-As-Dictionary</c> (RFC 9842
+/// §2.1.1): the same folder, stem and extension, any fingerprint, so that the browser offers
+/// this version as the dictionary for the next (<c>/assets/app-*.js</c> for
+/// <c>/assets/app-BkQ3x9Zt.js</c>). The pattern is also the key under which compression keeps
+/// the versions of one asset: two entries are versions of one asset exactly when their patterns
+/// are equal.
+/// </summary>
+/// <remarks>
+/// The pattern is a URLPattern pathname matched against the percent-encoded path, and a
+/// structured-field string (RFC 8941 §3.3.3). Rather than escape for both, a path is given a
+/// pattern only when every character is one that a URL path carries as is and URLPattern reads
+/// as itself: letters, digits and <c>-._~/@!$&amp;',;=</c>. Any other path (a space, a
+/// non-ASCII name, a <c>+</c> or <c>:</c>, which URLPattern reads as syntax) takes no part.
+/// The pattern carries the instance's <see cref="PeregrineOptions.RequestPath"/> but not a
+/// PathBase set per request (<c>UsePathBase</c>), which is not known when the entry is built.
+/// </remarks>
+internal static class DictionaryMatch
+{
+    private static readonly SearchValues<char> PlainPathChars =
+        SearchValues.Create("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/@!$&',;=");
+
+    /// <summary>
+    /// The pattern for the file at <paramref name="relativePath"/> (leading slash) under the
+    /// mount <paramref name="requestPath"/>, or <see langword="null"/> when its name carries no
+    /// fingerprint or the path is not plain.
+    /// </summary>
+    public static string? For(string requestPath, string relativePath)
+    {
+        var slash = relativePath.LastIndexOf('/');
+        var fileName = relativePath.AsSpan(slash + 1);
+        if (!Fingerprint.Locate(fileName, out var start, out var end)
+            || requestPath.AsSpan().ContainsAnyExcept(PlainPathChars)
+            || relativePath.AsSpan().ContainsAnyExcept(PlainPathChars))
+        {
+            return null;
+        }
+
+        var nameStart = slash + 1;
+        return string.Concat(requestPath, relativePath.AsSpan(0, nameStart + start), "*", relativePath.AsSpan(nameStart + end));
+    }
+
+    /// <summary>The field value for <paramref name="pattern"/>: <c>match="…"</c>, nothing to escape by construction.</summary>
+    public static string FieldValue(string pattern) => "match=\"" + pattern + "\"";
+}
