@@ -6,7 +6,7 @@ using System.Text;
 using Microsoft.Extensions.DependencyInjection;
 using Peregrine.Indexing;
 using Peregrine.Live;
-using Peregrine.Tests.FastPath;
+using Peregrine.Tests.Http1;
 using Peregrine.Tests.Infrastructure;
 
 namespace Peregrine.Tests.Compression;
