@@ -6,10 +6,17 @@ namespace Peregrine;
 /// Nothing on the request path reaches the bucket. See docs/deployment.md, "Serving from a bucket".
 /// </summary>
 /// <remarks>
+/// <para>
+/// Plain data, kept in the library so that the options and their binding from configuration keep
+/// one shape; the source that reads the bucket is the Peregrine.AspNetCore.Buckets package
+/// (<c>services.AddPeregrineBuckets()</c>), which carries the AWS SDK.
+/// </para>
+/// <para>
 /// Credentials, region and endpoint come from the AWS SDK's standard chain: the variables
 /// <c>AWS_ACCESS_KEY_ID</c>, <c>AWS_SECRET_ACCESS_KEY</c>, <c>AWS_SESSION_TOKEN</c>,
 /// <c>AWS_REGION</c>, <c>AWS_ENDPOINT_URL_S3</c> or <c>AWS_ENDPOINT_URL</c>, <c>AWS_PROFILE</c> and
 /// the shared config and credentials files, then container and instance roles.
+/// </para>
 /// </remarks>
 public sealed class BucketOptions
 {

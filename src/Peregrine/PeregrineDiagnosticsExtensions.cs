@@ -54,8 +54,8 @@ public static class PeregrineDiagnosticsExtensions
             ?? throw new InvalidOperationException($"Call services.AddPeregrine(...) before app.{nameof(UsePeregrineHealth)}().");
 
         var compressor = app.ApplicationServices.GetRequiredService<Compressor>();
-        var bucket = Peregrine.Instances.PeregrineInstances.SourceOf(app.ApplicationServices, "").Bucket;
-        return app.Use(next => new HealthEndpoint(next, catalog, compressor, path, bucket).Invoke);
+        var copied = Peregrine.Instances.PeregrineInstances.SourceOf(app.ApplicationServices, "").Copied;
+        return app.Use(next => new HealthEndpoint(next, catalog, compressor, path, copied).Invoke);
     }
 
     /// <summary>

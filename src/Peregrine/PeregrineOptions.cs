@@ -196,7 +196,9 @@ public sealed class PeregrineOptions
 
     /// <summary>
     /// Serve an S3-compatible bucket instead of a folder: its objects are copied into a folder of
-    /// the server's own, which becomes <see cref="Root"/> (leave Root empty). Default: none.
+    /// the server's own, which becomes <see cref="Root"/> (leave Root empty). Needs the
+    /// Peregrine.AspNetCore.Buckets package and <c>services.AddPeregrineBuckets()</c>, without which
+    /// validation fails. Default: none.
     /// </summary>
     public BucketOptions? Bucket { get; set; }
 }

@@ -157,6 +157,7 @@ internal static class ServerHost
         }
 
         builder.Services.AddPeregrine(settings.ApplyTo);
+        builder.Services.AddPeregrineBuckets();
         if (settings.AccessLogStream is { } accessLog)
         {
             // A singleton so that the container disposes it after the server stops, which

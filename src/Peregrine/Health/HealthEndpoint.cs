@@ -5,6 +5,7 @@ using Microsoft.Extensions.Primitives;
 using Peregrine.Compression;
 using Peregrine.Live;
 using Peregrine.Metrics;
+using Peregrine.Sources;
 
 namespace Peregrine.Health;
 
@@ -26,7 +27,8 @@ namespace Peregrine.Health;
 /// quality, and <c>final</c> is true once both passes have nothing left.</item>
 /// <item>503 <c>{"status":"starting"}</c> while the first index is being built.</item>
 /// <item>Serving from a bucket, each body also has <c>"bucket":{...}</c>: whether the bucket can be
-/// read now, the release in force, the last sync, and the last error (see <c>BucketHealth</c>).</item>
+/// read now, the release in force, the last sync, and the last error, written by the bucket
+/// package (<see cref="ICopiedSource.WriteHealth"/>).</item>
 /// <item>503 <c>{"status":"failed"}</c> if the first index failed (the reason is in the log);
 /// Peregrine then answers file requests with 503 too, and a restart is the way out.</item>
 /// </list>
@@ -41,15 +43,15 @@ internal sealed class HealthEndpoint
     private readonly FileCatalog _catalog;
     private readonly Compressor _compressor;
     private readonly PathString _path;
-    private readonly Sources.Bucket.BucketSource? _bucket;
+    private readonly ICopiedSource? _copied;
 
-    public HealthEndpoint(RequestDelegate next, FileCatalog catalog, Compressor compressor, PathString path, Sources.Bucket.BucketSource? bucket = null)
+    public HealthEndpoint(RequestDelegate next, FileCatalog catalog, Compressor compressor, PathString path, ICopiedSource? copied = null)
     {
         _next = next;
         _catalog = catalog;
         _compressor = compressor;
         _path = path;
-        _bucket = bucket;
+        _copied = copied;
     }
 
     public Task Invoke(HttpContext context)
@@ -61,15 +63,15 @@ internal sealed class HealthEndpoint
 
         var (status, body) = CatalogReadiness.Of(_catalog, out var snapshot) switch
         {
-            Readiness.Ready => (StatusCodes.Status200OK, ReadyBody(snapshot!.FileCount, _catalog.Generation, _compressor.Totals(), _bucket?.State)),
+            Readiness.Ready => (StatusCodes.Status200OK, ReadyBody(snapshot!.FileCount, _catalog.Generation, _compressor.Totals(), _copied)),
             Readiness.Failed => (StatusCodes.Status503ServiceUnavailable, s_failed),
-            _ => (StatusCodes.Status503ServiceUnavailable, _bucket is null ? s_starting : Sources.Bucket.BucketHealth.StartingBody(_bucket.State)),
+            _ => (StatusCodes.Status503ServiceUnavailable, _copied is null ? s_starting : StartingBody(_copied)),
         };
 
         return EndpointRequest.AnswerAsync(context, status, s_contentType, body, isHead);
     }
 
-    private static byte[] ReadyBody(int files, int generation, CompressionTotals compression, Sources.Bucket.BucketState? bucket)
+    private static byte[] ReadyBody(int files, int generation, CompressionTotals compression, ICopiedSource? copied)
     {
         // Utf8JsonWriter rather than a serializer: no reflection, so the library stays trimmable.
         var buffer = new ArrayBufferWriter<byte>(64);
@@ -85,11 +87,23 @@ internal sealed class HealthEndpoint
             json.WriteNumber("done"u8, compression.Done);
             json.WriteBoolean("final"u8, compression.Final);
             json.WriteEndObject();
-            if (bucket is not null)
-            {
-                Sources.Bucket.BucketHealth.Write(json, bucket);
-            }
+            copied?.WriteHealth(json);
 
+            json.WriteEndObject();
+        }
+
+        return buffer.WrittenSpan.ToArray();
+    }
+
+    /// <summary>The 503 body before the first copy: <c>{"status":"starting","bucket":{...}}</c>.</summary>
+    private static byte[] StartingBody(ICopiedSource copied)
+    {
+        var buffer = new ArrayBufferWriter<byte>(256);
+        using (var json = new Utf8JsonWriter(buffer))
+        {
+            json.WriteStartObject();
+            json.WriteString("status"u8, "starting"u8);
+            copied.WriteHealth(json);
             json.WriteEndObject();
         }
 

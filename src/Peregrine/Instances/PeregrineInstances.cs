@@ -6,6 +6,7 @@ using Peregrine.Compression;
 using Peregrine.Interop;
 using Peregrine.Live;
 using Peregrine.Logging;
+using Peregrine.Sources;
 
 // Instances: the registration side. An application may add several Peregrines, each with its
 // own options (named options), catalog, watcher and compressor (keyed services; the unnamed one
@@ -51,13 +52,13 @@ internal sealed class PeregrineInstances
         options.ValidateOnStart();
         if (name.Length == 0)
         {
-            services.TryAddSingleton(sp => ContentSource.For(sp.GetRequiredService<IOptionsMonitor<PeregrineOptions>>().Get(name), sp.GetRequiredService<ILoggerFactory>()));
+            services.TryAddSingleton(sp => ContentSource.For(sp.GetRequiredService<IOptionsMonitor<PeregrineOptions>>().Get(name), sp.GetService<IBucketSourceFactory>(), sp.GetRequiredService<ILoggerFactory>()));
             services.TryAddSingleton(sp => CreateCatalog(sp, name));
             services.TryAddSingleton(sp => CreateCompressor(sp, sp.GetRequiredService<FileCatalog>()));
         }
         else
         {
-            services.TryAddKeyedSingleton(name, (sp, _) => ContentSource.For(sp.GetRequiredService<IOptionsMonitor<PeregrineOptions>>().Get(name), sp.GetRequiredService<ILoggerFactory>()));
+            services.TryAddKeyedSingleton(name, (sp, _) => ContentSource.For(sp.GetRequiredService<IOptionsMonitor<PeregrineOptions>>().Get(name), sp.GetService<IBucketSourceFactory>(), sp.GetRequiredService<ILoggerFactory>()));
             services.TryAddKeyedSingleton(name, (sp, _) => CreateCatalog(sp, name));
             services.TryAddKeyedSingleton(name, (sp, _) => CreateCompressor(sp, sp.GetRequiredKeyedService<FileCatalog>(name)));
         }

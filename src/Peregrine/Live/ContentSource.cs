@@ -1,53 +1,56 @@
 using Microsoft.Extensions.Logging;
-using Peregrine.Sources.Bucket;
+using Peregrine.Sources;
 
 namespace Peregrine.Live;
 
 /// <summary>
 /// Where one instance's files come from: its <see cref="PeregrineOptions.Root"/> as it stands, or
-/// a bucket copied into a folder of the process's own, which then becomes the root. The catalog
-/// indexes a folder either way, and knows nothing of buckets. This is the one place the two
-/// meet: the bucket source only reports a release (the callbacks given to
-/// <see cref="BucketSource.Start"/>), and this turns each report into the catalog's start or
+/// a copied source (a bucket) copied into a folder of the process's own, which then becomes the
+/// root. The catalog indexes a folder either way, and knows nothing of buckets. This is the one
+/// place the two meet: the copied source only reports a release (the callbacks given to
+/// <see cref="ICopiedSource.Start"/>), and this turns each report into the catalog's start or
 /// refresh, so that Live/ uses Sources/ and never the reverse (docs/architecture.md, "Folders").
 /// </summary>
 internal sealed class ContentSource : IDisposable
 {
-    private ContentSource(BucketSource? bucket) => Bucket = bucket;
+    private ContentSource(ICopiedSource? copied) => Copied = copied;
 
-    /// <summary>The bucket source; null for a folder.</summary>
-    public BucketSource? Bucket { get; }
+    /// <summary>The copied source (a bucket); null for a folder.</summary>
+    public ICopiedSource? Copied { get; }
 
     /// <summary>
-    /// The source <paramref name="options"/> name. For a bucket, this makes the process's folder
-    /// for the copy and sets <see cref="PeregrineOptions.Root"/> to its link and
+    /// The source <paramref name="options"/> name. For a bucket, made by <paramref name="buckets"/>
+    /// (the Peregrine.AspNetCore.Buckets package), this makes the process's folder for the copy and
+    /// sets <see cref="PeregrineOptions.Root"/> to its link and
     /// <see cref="PeregrineOptions.ListedLastModified"/> to its listed times, before the catalog reads them.
     /// </summary>
-    public static ContentSource For(PeregrineOptions options, ILoggerFactory loggerFactory)
+    public static ContentSource For(PeregrineOptions options, IBucketSourceFactory? buckets, ILoggerFactory loggerFactory)
     {
         if (options.Bucket is not { } bucketOptions)
         {
             return new ContentSource(null);
         }
 
-        var bucket = BucketSource.Create(bucketOptions, loggerFactory);
-        options.Root = bucket.RootLink;
-        options.ListedLastModified = bucket.Times.Find;
-        return new ContentSource(bucket);
+        // Validation reports this at start; an application that skipped it learns here.
+        var factory = buckets ?? throw new InvalidOperationException(IBucketSourceFactory.NotAdded);
+        var copied = factory.Create(bucketOptions, loggerFactory);
+        options.Root = copied.RootLink;
+        options.ListedLastModified = copied.ListedLastModified;
+        return new ContentSource(copied);
     }
 
     /// <summary>True while requests cannot be served yet and must not wait: the bucket has not been copied once.</summary>
-    public bool Unavailable => Bucket is { HasSynced: false };
+    public bool Unavailable => Copied is { HasSynced: false };
 
     /// <summary>Starts indexing: at once for a folder, after the first copy for a bucket.</summary>
     public void Start(FileCatalog catalog)
     {
-        if (Bucket is { } bucket)
+        if (Copied is { } copied)
         {
             // The catalog starts on the first release copied whole; each later release that
             // moved the link asks for a rescan now rather than at the root check. The version
             // the published snapshot serves is kept until the catalog has left it.
-            bucket.Start(firstRelease: catalog.Start, newRelease: catalog.RequestRefresh, rootInForce: () => catalog.Current?.Root);
+            copied.Start(firstRelease: catalog.Start, newRelease: catalog.RequestRefresh, rootInForce: () => catalog.Current?.Root);
         }
         else
         {
@@ -55,5 +58,5 @@ internal sealed class ContentSource : IDisposable
         }
     }
 
-    public void Dispose() => Bucket?.Dispose();
+    public void Dispose() => Copied?.Dispose();
 }

@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Options;
+using Peregrine.Sources;
 
 namespace Peregrine.Validation;
 
@@ -13,11 +14,11 @@ namespace Peregrine.Validation;
 /// are the only copy: the standalone server checks each flag's values with them and puts the
 /// flag's name and source where this class puts the option's name.
 /// </remarks>
-internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOptions>
+internal sealed class PeregrineOptionsValidator(IBucketSourceFactory? buckets = null) : IValidateOptions<PeregrineOptions>
 {
     public ValidateOptionsResult Validate(string? name, PeregrineOptions options)
     {
-        var errors = Collect(options);
+        var errors = Collect(options, buckets);
         if (!string.IsNullOrEmpty(name))
         {
             // One application may hold several instances: say which one is wrong.
@@ -27,7 +28,9 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
         return errors.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(errors);
     }
 
-    internal static List<string> Collect(PeregrineOptions options)
+    /// <param name="options">The options.</param>
+    /// <param name="buckets">The bucket package's rules, when it was added: a bucket is checked by them.</param>
+    internal static List<string> Collect(PeregrineOptions options, IBucketSourceFactory? buckets = null)
     {
         var errors = new List<string>();
         if (options.Bucket is { } bucket)
@@ -38,7 +41,14 @@ internal sealed class PeregrineOptionsValidator : IValidateOptions<PeregrineOpti
                 errors.Add($"Root: '{options.Root}' and Bucket: '{bucket.Uri}' both name the site; set one.");
             }
 
-            errors.AddRange(Sources.Bucket.BucketOptionsRules.Problems(bucket));
+            if (buckets is null)
+            {
+                errors.Add(IBucketSourceFactory.NotAdded);
+            }
+            else
+            {
+                errors.AddRange(buckets.Problems(bucket));
+            }
         }
         else
         {

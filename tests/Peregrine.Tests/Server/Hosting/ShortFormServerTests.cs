@@ -101,7 +101,8 @@ public sealed class ShortFormServerTests : IDisposable
         using var process = ServerProcess.Start(flag);
 
         Assert.Equal(0, await process.WaitForExitAsync(TimeSpan.FromSeconds(30)));
-        Assert.Matches(@"^peregrine 0\.1\.0(\+[0-9a-f]+)?$", process.Output.Trim());
+        // The version prefix, then a local build's -dev suffix (Directory.Build.props), then the commit.
+        Assert.Matches(@"^peregrine 0\.1\.0(-[0-9A-Za-z.]+)?(\+[0-9a-f]+)?$", process.Output.Trim());
     }
 
     [Fact]

@@ -32,7 +32,7 @@ public sealed class BucketHost : IAsyncDisposable
 
     public HttpClient Client { get; }
 
-    internal BucketSource Source => PeregrineInstances.SourceOf(_app.Services, "").Bucket!;
+    internal BucketSource Source => (BucketSource)PeregrineInstances.SourceOf(_app.Services, "").Copied!;
 
     public static async Task<BucketHost> StartAsync(Uri endpoint, string uri, Action<BucketOptions>? configure = null, Action<PeregrineOptions>? options = null)
     {
@@ -45,6 +45,7 @@ public sealed class BucketHost : IAsyncDisposable
             configure?.Invoke(o.Bucket);
             options?.Invoke(o);
         });
+        builder.Services.AddPeregrineBuckets();
         var app = builder.Build();
         app.UsePeregrineHealth("/healthz");
         app.UsePeregrineBucketEvents(EventsPath);

@@ -32,7 +32,7 @@ public static class PeregrineBucketExtensions
         instance ??= "";
         var caller = $"app.{nameof(UsePeregrineBucketEvents)}()";
         _ = PeregrineInstances.Resolve(app.ApplicationServices, instance, caller);
-        var bucket = PeregrineInstances.SourceOf(app.ApplicationServices, instance).Bucket
+        var bucket = PeregrineInstances.SourceOf(app.ApplicationServices, instance).Copied as BucketSource
             ?? throw new InvalidOperationException($"{caller}: the Peregrine instance serves a folder; set PeregrineOptions.Bucket to serve a bucket.");
         var logger = app.ApplicationServices.GetRequiredService<ILoggerFactory>().CreateLogger("Peregrine.Bucket");
         return app.Use(next => new BucketEventsEndpoint(next, bucket, path, logger).Invoke);

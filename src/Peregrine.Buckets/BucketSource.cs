@@ -1,3 +1,4 @@
+using System.Text.Json;
 using Microsoft.Extensions.Logging;
 
 namespace Peregrine.Sources.Bucket;
@@ -7,9 +8,9 @@ namespace Peregrine.Sources.Bucket;
 /// each bucket notification, one at a time, with backoff while the bucket cannot be read. The
 /// site in force is never touched by a sync that fails: it is served until one succeeds. It
 /// knows nothing of the catalog: it reports each release through the callbacks it is given
-/// (<c>Live/ContentSource</c> turns them into the catalog's start and refresh).
+/// (the core's <c>Live/ContentSource</c> turns them into the catalog's start and refresh).
 /// </summary>
-internal sealed class BucketSource : IDisposable
+internal sealed class BucketSource : ICopiedSource
 {
     private const string FolderPrefix = "peregrine-bucket-";
 
@@ -52,6 +53,8 @@ internal sealed class BucketSource : IDisposable
 
     /// <summary>The Last-Modified of each file, as listed; the index takes it instead of the file's time.</summary>
     public ListedTimes Times => _sync.Times;
+
+    public Func<string, string, long?> ListedLastModified => _sync.Times.Find;
 
     /// <summary>What the last syncs came to, for /healthz.</summary>
     public BucketState State => _state;
@@ -114,6 +117,8 @@ internal sealed class BucketSource : IDisposable
             // Asked for already, or stopping.
         }
     }
+
+    public void WriteHealth(Utf8JsonWriter json) => BucketHealth.Write(json, _state);
 
     public void Dispose()
     {

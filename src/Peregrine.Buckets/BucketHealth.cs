@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Text.Json;
 
 namespace Peregrine.Sources.Bucket;
@@ -21,21 +20,6 @@ internal static class BucketHealth
         WriteOrNull(json, "error"u8, state.Error);
         WriteOrNull(json, "failingSince"u8, state.FailingSince?.ToString("O", System.Globalization.CultureInfo.InvariantCulture));
         json.WriteEndObject();
-    }
-
-    /// <summary>The 503 body before the first copy: <c>{"status":"starting","bucket":{...}}</c>.</summary>
-    public static byte[] StartingBody(BucketState state)
-    {
-        var buffer = new ArrayBufferWriter<byte>(256);
-        using (var json = new Utf8JsonWriter(buffer))
-        {
-            json.WriteStartObject();
-            json.WriteString("status"u8, "starting"u8);
-            Write(json, state);
-            json.WriteEndObject();
-        }
-
-        return buffer.WrittenSpan.ToArray();
     }
 
     private static void WriteOrNull(Utf8JsonWriter json, ReadOnlySpan<byte> name, string? value)
