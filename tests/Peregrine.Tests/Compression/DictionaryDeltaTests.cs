@@ -8,6 +8,7 @@ using Peregrine.Indexing;
 using Peregrine.Live;
 using Peregrine.Tests.Http1;
 using Peregrine.Tests.Infrastructure;
+using Peregrine.Tests.Platform;
 
 namespace Peregrine.Tests.Compression;
 
@@ -25,7 +26,7 @@ public sealed class DictionaryDeltaTests
     private static readonly byte[] s_old = Script(1);
     private static readonly byte[] s_new = Script(2);
 
-    [Fact]
+    [ZstdFact]
     public async Task FingerprintedAsset_CarriesUseAsDictionaryAndVary()
     {
         using var tree = TwoVersions();
@@ -41,7 +42,7 @@ public sealed class DictionaryDeltaTests
         Assert.Equal(["Accept-Encoding"], plain.Headers.Vary);
     }
 
-    [Fact]
+    [ZstdFact]
     public async Task DczBody_DecodedByTheZstdCommandAgainstTheOldVersion_IsTheNewVersion()
     {
         using var tree = TwoVersions();
@@ -61,7 +62,7 @@ public sealed class DictionaryDeltaTests
         Assert.True(body.Length * 5 < (await OrdinaryAsync(host, NewPath)).Length, $"dcz {body.Length} B is not much smaller than br");
     }
 
-    [Theory]
+    [ZstdTheory]
     [InlineData("wrong hash", Browser)]
     [InlineData("no dcz", "gzip, br, zstd")]
     [InlineData("dcz refused", "gzip, br, zstd, dcz;q=0")]
@@ -84,7 +85,7 @@ public sealed class DictionaryDeltaTests
         Assert.Equal(["Accept-Encoding", "Available-Dictionary"], response.Headers.Vary);
     }
 
-    [Theory]
+    [ZstdTheory]
     [InlineData("cross-site", "no-cors", null, false)]
     [InlineData("cross-site", "cors", "https://elsewhere.example", false)]
     [InlineData("same-origin", "no-cors", null, true)]
@@ -116,7 +117,7 @@ public sealed class DictionaryDeltaTests
         Assert.Equal(delta ? "dcz" : "br", response.Content.Headers.ContentEncoding.Single());
     }
 
-    [Fact]
+    [ZstdFact]
     public async Task NotModified_ForTheDelta_ComparesItsOwnTagAndVaries()
     {
         using var tree = TwoVersions();
@@ -136,7 +137,7 @@ public sealed class DictionaryDeltaTests
         Assert.NotEqual(tag, ordinary.Headers.ETag!.Tag);
     }
 
-    [Fact]
+    [ZstdFact]
     public async Task Head_WithADictionary_HasTheDeltaFieldsAndNoBody()
     {
         using var tree = TwoVersions();
@@ -153,7 +154,7 @@ public sealed class DictionaryDeltaTests
         Assert.Empty(await head.Content.ReadAsByteArrayAsync());
     }
 
-    [Fact]
+    [ZstdFact]
     public async Task Range_WithADictionary_IsARangeOfTheOrdinaryRepresentation()
     {
         using var tree = TwoVersions();
@@ -168,7 +169,7 @@ public sealed class DictionaryDeltaTests
         Assert.Equal(s_new[..10], await response.Content.ReadAsByteArrayAsync());
     }
 
-    [Theory]
+    [ZstdTheory]
     [InlineData("dcz", true)]
     [InlineData("br", false)]
     [InlineData("304", false)]
@@ -217,7 +218,7 @@ public sealed class DictionaryDeltaTests
         Assert.Equal("br", response.Content.Headers.ContentEncoding.Single());
     }
 
-    [Fact]
+    [ZstdFact]
     [Trait("Category", "Live")]
     public async Task LiveUpdate_OldVersionReplaced_IsKeptAndTheNewOneIsSentAgainstIt()
     {
@@ -240,7 +241,7 @@ public sealed class DictionaryDeltaTests
         Assert.Equal(s_new, ZstdCli(tree, await response.Content.ReadAsByteArrayAsync(), s_old));
     }
 
-    [Fact]
+    [ZstdFact]
     public async Task FilesServedFromDisk_AreKeptAndSentAsDeltasToo()
     {
         using var tree = TwoVersions();
@@ -254,7 +255,7 @@ public sealed class DictionaryDeltaTests
         Assert.Equal(s_new, ZstdCli(tree, await response.Content.ReadAsByteArrayAsync(), s_old));
     }
 
-    [Fact]
+    [ZstdFact]
     public async Task OldBuildsLeftInTheFolder_OnlyTheNewestKeptVersionsGetDeltas()
     {
         using var tree = new TempTree();

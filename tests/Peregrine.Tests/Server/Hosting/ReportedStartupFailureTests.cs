@@ -55,7 +55,7 @@ public sealed class ReportedStartupFailureTests
 
         await process.AddressAsync();
 
-        await process.LineAsync("Platform:", TimeSpan.FromSeconds(30));
+        await process.LineAsync("Platform", TimeSpan.FromSeconds(30));
         await process.LineAsync("Indexed 1 files", TimeSpan.FromSeconds(30));
     }
 }
