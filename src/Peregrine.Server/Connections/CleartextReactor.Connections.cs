@@ -1,4 +1,3 @@
-using Peregrine.Server.Connections.Tls;
 namespace Peregrine.Server.Connections;
 
 internal sealed unsafe partial class CleartextReactor

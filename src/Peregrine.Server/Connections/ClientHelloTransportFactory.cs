@@ -1,13 +1,10 @@
-using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using System.Threading.Channels;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Peregrine.Http1;
-using Peregrine.Interop;
 using Peregrine.Server.Connections.Tls;
 
 namespace Peregrine.Server.Connections;

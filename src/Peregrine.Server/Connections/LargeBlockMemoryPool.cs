@@ -1,7 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Connections;
-using Peregrine.Server.Connections.Tls;
 
 namespace Peregrine.Server.Connections;
 
