@@ -764,7 +764,7 @@ def current(run, args):
             "–" if a is None or b is None else f"{a[0]:.1f} / {b[0]:.1f}",
             "–" if c is None else f"{c:.2f}",
         ])
-    lines.append(f"![Requests per second relative to the baseline](results.svg)")
+    lines.append("![Requests per second relative to the baseline](results.svg)")
     lines.append("")
     lines.append(table(["cell", "× nginx (medians)", "× nginx, paired (min–max)", "CPU µs a request, ours / nginx", "per CPU-second × nginx"], rows))
     lines.append("")

@@ -362,7 +362,7 @@ internal static partial class Libc
         public ulong RecentlyEvicted;
     }
 
-    internal const nint CachestatNumber = 451;
+    private const nint CachestatNumber = 451;
 
     [LibraryImport("libc", EntryPoint = "syscall", SetLastError = true)]
     private static unsafe partial int Syscall(nint number, int fd, CachestatRange* range, Cachestat* stat, uint flags);
