@@ -46,14 +46,6 @@ internal sealed class CatalogBuilder(PeregrineOptions options, MemoryBudget budg
                 continue;
             }
 
-            if (options.Routes.IsVariantOnly(entry.RelativePath))
-            {
-                // An encoded file the manifest names (app.css.br): compression reads it as a
-                // variant of its file; it is not a URL of its own.
-                _entries.Discard(entry);
-                continue;
-            }
-
             entries[entry.RelativePath] = entry;
             totalBytes += entry.Identity.Length;
             cachedBytes += entry.Identity.Content?.Length ?? 0;

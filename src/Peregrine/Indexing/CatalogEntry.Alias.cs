@@ -47,11 +47,13 @@ internal sealed partial class CatalogEntry
             _root = target._root,
             _prefixLength = target._prefixLength,
             _physicalPath = target._physicalPath,
-            Identity = Restate(target.Identity, stated?.ETag),
+            Identity = SentAs(Restate(target.Identity, stated?.ETag), stated),
             ContentType = stated?.ContentType ?? target.ContentType,
             LastModifiedHeader = target.LastModifiedHeader,
             CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
-            Negotiable = target.Negotiable,
+            // A route that answers with an encoded file (/app.khy4lop6wu.css.br) sends it as it
+            // is: its bytes are not encoded again, nor chosen among others.
+            Negotiable = target.Negotiable && stated?.IsEncodedFile != true,
             VariesByEncoding = target.VariesByEncoding || stated?.VariesByEncoding == true,
             SidecarStamp = target.SidecarStamp,
             _aliasOf = target,

@@ -220,7 +220,7 @@ internal sealed partial class CatalogEntry : IServedFile
             _root = root,
             _prefixLength = prefixLength,
             _physicalPath = IsUnder(physicalPath, root, relativePath.AsSpan(prefixLength)) ? null : physicalPath,
-            Identity = stated?.ETag is { } tag && EntityTag.SameContent(identity.ContentTag, tag) ? identity.WithTag(tag) : identity,
+            Identity = SentAs(stated?.ETag is { } tag && EntityTag.SameContent(identity.ContentTag, tag) ? identity.WithTag(tag) : identity, stated),
             ContentType = stated?.ContentType ?? contentType,
             LastModifiedHeader = lastModifiedHeader,
             CacheControl = cacheControl.Length == 0 ? StringValues.Empty : cacheControl,
@@ -230,6 +230,14 @@ internal sealed partial class CatalogEntry : IServedFile
             UseAsDictionary = negotiable && dictionaryMatch is not null ? Indexing.DictionaryMatch.FieldValue(dictionaryMatch) : StringValues.Empty,
         };
     }
+
+    /// <summary>
+    /// <paramref name="identity"/>, sent with the Content-Encoding its route states when the file
+    /// is itself an encoded one (<c>/app.css.br</c>): MapStaticAssets answers such a route with the
+    /// stored bytes and <c>Content-Encoding: br</c> whatever the request accepts.
+    /// </summary>
+    private static Representation SentAs(Representation identity, StatedHeaders? stated)
+        => stated?.ContentEncoding is { } coding ? identity.SentAsEncoded(coding) : identity;
 
     /// <summary>For a folder without a default document, when listings are on: its children, sorted.</summary>
     public SortedViews? Listing { get; private init; }

@@ -341,10 +341,12 @@ internal sealed class EntryBuilder
             var cacheControl = _cachePolicy.For(file.Relative, file.Name);
             // A file the manifest states encodings for is offered in them whatever its type, as
             // MapStaticAssets offers it (unless Peregrine's own variants are preferred).
+            // A file the manifest names as an encoding of another (/app.css.br) is sent as it is,
+            // under its route's Content-Encoding: it is never encoded again.
             var statedEncodings = _options.Routes.EncodingsFor(file.Relative);
-            var negotiable = _options.Compression.Enabled
-                && ((statedEncodings is not null && _options.Compression.ManifestEncodings == ManifestEncodingPolicy.AsStated) || Compressibility.IsCompressible(contentType));
             var stated = _options.Routes.StatedFor(file.Relative);
+            var negotiable = _options.Compression.Enabled && stated?.IsEncodedFile != true
+                && ((statedEncodings is not null && _options.Compression.ManifestEncodings == ManifestEncodingPolicy.AsStated) || Compressibility.IsCompressible(contentType));
 
             // RFC 9842: a fingerprinted asset is offered as the dictionary for its next version.
             // Not one whose route states its own tags and encodings: those are served as the

@@ -54,10 +54,19 @@ internal sealed class Representation
     /// object, because each representation keeps the header fields made for it.
     /// </summary>
     public Representation WithTag(string etag)
-        => new(Coding, Length, ContentTag, Content, PhysicalPath) { ETag = etag };
+        => new(Coding, Length, ContentTag, Content, PhysicalPath) { ETag = etag, ContentEncoding = ContentEncoding };
 
-    /// <summary>The Content-Encoding value, or empty for identity.</summary>
-    public StringValues ContentEncoding { get; }
+    /// <summary>
+    /// The same bytes sent as they are with <c>Content-Encoding: <paramref name="contentEncoding"/></c>:
+    /// a file that is itself an encoding of another (<c>app.css.br</c>, named as a URL by the static
+    /// web assets manifest). Its <see cref="Coding"/> stays identity: these bytes are the resource's
+    /// only representation, never a variant chosen by Accept-Encoding.
+    /// </summary>
+    public Representation SentAsEncoded(string contentEncoding)
+        => new(Coding, Length, ContentTag, Content, PhysicalPath) { ETag = ETag, ContentEncoding = contentEncoding };
+
+    /// <summary>The Content-Encoding value: empty for identity, unless the bytes are a stored encoding sent as they are (<see cref="SentAsEncoded"/>).</summary>
+    public StringValues ContentEncoding { get; private init; }
 
     /// <summary>The bytes when held in memory; <see langword="null"/> when they are read from disk.</summary>
     public byte[]? Content { get; }

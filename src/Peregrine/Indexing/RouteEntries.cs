@@ -4,8 +4,7 @@ namespace Peregrine.Indexing;
 
 /// <summary>
 /// The static web assets manifest's routes in the index (<see cref="PeregrineOptions.Routes"/>):
-/// encoded files that are not URLs of their own are left out as they are built, and each alias
-/// is added, as the last step, under its path, answering with its target's entry
+/// each alias is added, as the last step, under its path, answering with its target's entry
 /// (<see cref="CatalogEntry.ForAlias"/>). An alias whose target is not in the index is not
 /// added; its path goes on to the next middleware as any unknown path does. An alias takes its
 /// path even where a file of that name exists, as the manifest's route does in MapStaticAssets.
@@ -26,12 +25,11 @@ internal static class RouteEntries
 
     /// <summary>
     /// For an incremental update: the aliases of each changed path follow their target (made
-    /// again over its new entry, or taken out with it), and encoded files that are not URLs stay out.
+    /// again over its new entry, or taken out with it).
     /// </summary>
     /// <param name="changes">The update's changes, by path; aliases are added to them.</param>
     /// <param name="routes">The table in force.</param>
-    /// <param name="discard">Gives back what an entry built for an encoded file that is not a URL holds.</param>
-    public static void Follow(Dictionary<string, CatalogEntry?> changes, AssetRouteTable routes, Action<CatalogEntry> discard)
+    public static void Follow(Dictionary<string, CatalogEntry?> changes, AssetRouteTable routes)
     {
         if (routes.IsEmpty)
         {
@@ -40,17 +38,6 @@ internal static class RouteEntries
 
         foreach (var path in changes.Keys.ToList())
         {
-            if (routes.IsVariantOnly(path))
-            {
-                if (changes[path] is { } built)
-                {
-                    discard(built);
-                }
-
-                changes[path] = null;
-                continue;
-            }
-
             var changed = changes[path];
             foreach (var alias in routes.AliasesOf(path))
             {

@@ -128,7 +128,7 @@ internal sealed class IncrementalUpdate(PeregrineOptions options, MemoryBudget b
             }
         }
 
-        RouteEntries.Follow(changes, options.Routes, _entries.Discard);
+        RouteEntries.Follow(changes, options.Routes);
         var delta = DeltaOf(current, changes);
         var next = delta.Added.Count == 0 && delta.Removed.Count == 0 && changes.All(change => current.TryFind(change.Key, out var old) ? ReferenceEquals(old, change.Value) : change.Value is null)
             ? null

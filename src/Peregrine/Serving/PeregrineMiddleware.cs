@@ -37,6 +37,7 @@ internal sealed partial class PeregrineMiddleware
     private readonly string? _spaFallback;
     private readonly NotFoundPage? _notFoundPage;
     private readonly Action<PeregrineResponseContext>? _onPrepareResponse;
+    private readonly StaticWebAssets.AssetRouteTable _routes;
 
     /// <summary>The mount point, escaped for a URI, for redirects and listing links.</summary>
     private readonly string _requestPathUri;
@@ -55,6 +56,7 @@ internal sealed partial class PeregrineMiddleware
         _spaFallback = options.SpaFallback is { } spa ? "/" + spa : null;
         _notFoundPage = options.NotFoundPage is { } page ? new NotFoundPage(page, catalog, metrics) : null;
         _onPrepareResponse = options.OnPrepareResponse;
+        _routes = options.Routes;
         source.Start(catalog);
     }
 
@@ -100,7 +102,9 @@ internal sealed partial class PeregrineMiddleware
         }
 
         // :: find (Indexing), or for a navigation (Fallback) the SPA's shell or the 404 page
-        if (!snapshot.TryFind(key, out var entry))
+        // A route of the static web assets manifest in another case (/CSS/Site.css) is that
+        // route, as endpoint routing finds it for MapStaticAssets (AssetRouteTable.TryFindRoute).
+        if (!snapshot.TryFind(key, out var entry) && !(_routes.TryFindRoute(key, out var route) && snapshot.TryFind(route, out entry)))
         {
             if ((_spaFallback is null && _notFoundPage is null) || !Navigation.Is(context.Request))
             {

@@ -16,21 +16,26 @@ internal readonly record struct RouteAlias(string Path, string Target, StatedHea
 /// states), and the header fields the endpoints manifest states for files served under their
 /// own path (<see cref="StatedHeaders"/>). The
 /// index applies it after its files are built, and again for the aliases of each file that
-/// changes.
+/// changes. Every route is served, those whose answer is itself an encoded file
+/// (<c>/app.css.br</c>, <c>/_framework/dotnet.wasm.gz</c>) included: MapStaticAssets maps them as
+/// endpoints, and answers each with the stored bytes under <c>Content-Encoding</c>, whatever the
+/// request accepts (<see cref="StatedHeaders.ContentEncoding"/>).
 /// </summary>
 internal sealed class AssetRouteTable
 {
     private readonly Dictionary<string, StatedHeaders> _stated;
     private readonly Dictionary<string, List<RouteAlias>> _byTarget;
-    private readonly HashSet<string> _variantOnly;
     private readonly Dictionary<string, IReadOnlyList<StatedEncoding>> _encodings;
 
-    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, StatedHeaders> stated, HashSet<string> variantOnly, Dictionary<string, IReadOnlyList<StatedEncoding>> encodings)
+    /// <summary>Each route's path by itself case-folded (see <see cref="TryFindRoute"/>); looked up with a span, so a request allocates nothing.</summary>
+    private readonly Dictionary<string, string>.AlternateLookup<ReadOnlySpan<char>> _routesIgnoringCase;
+
+    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, StatedHeaders> stated, Dictionary<string, IReadOnlyList<StatedEncoding>> encodings, Dictionary<string, string> routesIgnoringCase)
     {
         Aliases = aliases;
         _stated = stated;
-        _variantOnly = variantOnly;
         _encodings = encodings;
+        _routesIgnoringCase = routesIgnoringCase.GetAlternateLookup<ReadOnlySpan<char>>();
         _byTarget = new Dictionary<string, List<RouteAlias>>(StringComparer.Ordinal);
         foreach (var alias in aliases)
         {
@@ -43,20 +48,13 @@ internal sealed class AssetRouteTable
         }
     }
 
-    public static AssetRouteTable Empty { get; } = new([], new(StringComparer.Ordinal), new(StringComparer.Ordinal), new(StringComparer.Ordinal));
+    public static AssetRouteTable Empty { get; } = new([], new(StringComparer.Ordinal), new(StringComparer.Ordinal), new(StringComparer.OrdinalIgnoreCase));
 
     /// <summary>Every alias, in the manifests' order.</summary>
     public IReadOnlyList<RouteAlias> Aliases { get; }
 
     /// <summary>True when there is nothing to add.</summary>
-    public bool IsEmpty => Aliases.Count == 0 && _stated.Count == 0 && _variantOnly.Count == 0 && _encodings.Count == 0;
-
-    /// <summary>
-    /// True for a file the manifest names as an encoding of another (<c>/app.css.br</c>), when
-    /// such files are not served as URLs: the index leaves it out, and compression still reads it
-    /// as the file's variant (a sidecar).
-    /// </summary>
-    public bool IsVariantOnly(string path) => _variantOnly.Contains(path);
+    public bool IsEmpty => Aliases.Count == 0 && _stated.Count == 0 && _encodings.Count == 0;
 
     /// <summary>The Cache-Control the manifest states for the file at <paramref name="path"/> under its own path, or <see langword="null"/>.</summary>
     public string? CacheControlFor(string path) => _stated.GetValueOrDefault(path)?.CacheControl;
@@ -71,6 +69,18 @@ internal sealed class AssetRouteTable
     /// file. <see langword="null"/> when no route states any.
     /// </summary>
     public IReadOnlyList<StatedEncoding>? EncodingsFor(string target) => _encodings.GetValueOrDefault(target);
+
+    /// <summary>
+    /// The route of the endpoints manifest that <paramref name="path"/> names when case is
+    /// ignored: <c>/css/site.css</c> for <c>/CSS/Site.css</c>. MapStaticAssets maps each route
+    /// as an endpoint, and endpoint routing matches literal segments ignoring case (ordinal,
+    /// as <see cref="StringComparer.OrdinalIgnoreCase"/>), so stock answers <c>/CSS/Site.css</c>
+    /// as <c>/css/site.css</c>, with the same fields. The caller looks the route up in the
+    /// index: one entry, one set of representations and tags, whatever case the request used.
+    /// Paths the manifest does not name keep the index's exact, case-sensitive match.
+    /// </summary>
+    public bool TryFindRoute(ReadOnlySpan<char> path, [System.Diagnostics.CodeAnalysis.MaybeNullWhen(false)] out string route)
+        => _routesIgnoringCase.TryGetValue(path, out route);
 
     /// <summary>The aliases that answer with the file at <paramref name="target"/>; empty for most files.</summary>
     public IReadOnlyList<RouteAlias> AliasesOf(string target)
@@ -88,17 +98,12 @@ internal sealed class AssetRouteTable
     /// its fingerprinted URL, which must not stay cached for a year), unless the configuration
     /// says <c>EnableStaticAssetsDevelopmentCaching</c>; the caller decides the same way.
     /// </param>
-    /// <param name="serveEncodedFiles">
-    /// Whether routes whose answer is itself an encoded file (<c>/app.css.gz</c>) are served as
-    /// URLs. They are encodings of the file beside them, which Peregrine offers through
-    /// Accept-Encoding; MapStaticAssets also maps them as routes.
-    /// </param>
     /// <param name="encodedFile">
     /// Where the file an encoded representation names (<c>/app.css.gz</c>) lies, absolute, or
     /// <see langword="null"/> when the host has no such file; without it, none is found and
     /// Peregrine's own variants are served.
     /// </param>
-    public static AssetRouteTable Create(EndpointsManifest? endpoints, IReadOnlyList<AssetRename> renames, bool manifestCaching, bool serveEncodedFiles, Func<string, string?>? encodedFile = null)
+    public static AssetRouteTable Create(EndpointsManifest? endpoints, IReadOnlyList<AssetRename> renames, bool manifestCaching, Func<string, string?>? encodedFile = null)
     {
         encodedFile ??= static _ => null;
         var renamed = new Dictionary<string, string>(StringComparer.Ordinal);
@@ -110,16 +115,13 @@ internal sealed class AssetRouteTable
         var aliases = new List<RouteAlias>();
         var aliased = new HashSet<string>(StringComparer.Ordinal);
         var stated = new Dictionary<string, StatedHeaders>(StringComparer.Ordinal);
-        var variantOnly = new HashSet<string>(StringComparer.Ordinal);
         var encodings = new Dictionary<string, IReadOnlyList<StatedEncoding>>(StringComparer.Ordinal);
+        var routesIgnoringCase = new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase);
         foreach (var route in endpoints?.Routes ?? [])
         {
-            if (route.IsEncodedFile && !serveEncodedFiles)
-            {
-                variantOnly.Add(renamed.GetValueOrDefault(route.AssetPath) ?? route.AssetPath);
-                continue;
-            }
-
+            // Where two routes differ only in case (the SDK writes none), the first is taken;
+            // a request that names either exactly still finds its own.
+            routesIgnoringCase.TryAdd(route.Path, route.Path);
             var target = renamed.GetValueOrDefault(route.AssetPath) ?? route.AssetPath;
             var cacheControl = route.CacheControl is not { } value ? null : manifestCaching ? value : "no-cache";
             var headers = StatedHeaders.For(route, cacheControl, encodedFile);
@@ -157,9 +159,6 @@ internal sealed class AssetRouteTable
             }
         }
 
-        // An encoded file that some route still answers with as itself stays (none does today).
-        variantOnly.ExceptWith(aliases.Select(a => a.Target));
-        variantOnly.ExceptWith(stated.Keys);
-        return new AssetRouteTable(aliases, stated, variantOnly, encodings);
+        return new AssetRouteTable(aliases, stated, encodings, routesIgnoringCase);
     }
 }

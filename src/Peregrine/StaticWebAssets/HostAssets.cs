@@ -87,7 +87,7 @@ internal sealed record HostAssets(IReadOnlyList<AssetMount> Mounts, AssetRouteTa
         string? EncodedFile(string assetPath)
             => runtime?.EncodedFiles.GetValueOrDefault(assetPath) ?? Path.Combine(root, assetPath.TrimStart('/'));
 
-        var routes = AssetRouteTable.Create(endpoints, runtime?.Renames ?? [], manifestCaching: !reload || developmentCaching, serveEncodedFiles: false, EncodedFile);
+        var routes = AssetRouteTable.Create(endpoints, runtime?.Renames ?? [], manifestCaching: !reload || developmentCaching, EncodedFile);
         StaticWebAssetsLog.Read(logger, mounts.Count, runtime is null ? "none" : runtimePath, routes.Aliases.Count, endpoints is null ? "none" : endpointsPath, reload && !developmentCaching);
         return new HostAssets(mounts, routes);
     }

@@ -23,11 +23,13 @@ internal readonly record struct AssetRename(string Path, string Target);
 /// holds it with that one name in <see cref="AssetMount.Files"/>, so that a content root such as
 /// the project folder (<c>Components/Layout/ReconnectModal.razor.js</c>) or the package cache
 /// serves only what the manifest lists. Files already reached through a pattern are not mounted
-/// twice. The build's compressed copies (<c>app.css.gz</c> beside <c>app.css</c>) are not
-/// mounted: they are not URLs but encodings of the file beside them, which the endpoints
-/// manifest offers through Accept-Encoding. Where each one lies is kept in
-/// <see cref="EncodedFiles"/>, so that those encodings can be served while they still decode to
-/// the file (an edit makes them stale, and Peregrine's own variants take over).
+/// twice. The build's compressed copies (<c>app.css.gz</c> beside <c>app.css</c>) are
+/// encodings of the file beside them, which the endpoints manifest offers through
+/// Accept-Encoding; where each one lies is kept in <see cref="EncodedFiles"/>, so that those
+/// encodings can be served while they still decode to the file (an edit makes them stale, and
+/// Peregrine's own variants take over). The manifest also names each as a URL of its own, which
+/// MapStaticAssets answers with the stored bytes: each is mounted as a single file under its
+/// generated name in <c>obj/</c>, and renamed to its URL (<see cref="Renames"/>).
 /// </remarks>
 internal sealed class RuntimeManifest
 {
@@ -152,6 +154,7 @@ internal sealed class RuntimeManifest
                 {
                     var sub = PlainSubPath(childPath, encoded.SubPath ?? "");
                     EncodedFiles.TryAdd(childPath, Path.Combine(RootAt(encoded.ContentRootIndex), sub));
+                    AddFile(childPath, RootAt(encoded.ContentRootIndex), sub);
                 }
                 else if (child.Asset is { } asset)
                 {

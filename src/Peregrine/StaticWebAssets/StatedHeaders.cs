@@ -13,11 +13,19 @@ namespace Peregrine.StaticWebAssets;
 /// <param name="Vary">Vary as stated (<c>Accept-Encoding</c>), or <see langword="null"/>.</param>
 /// <param name="ETag">The identity representation's ETag, quotes included, or <see langword="null"/>.</param>
 /// <param name="Encodings">The route's encoded representations, as its selector endpoints state them; empty for none.</param>
-internal sealed record StatedHeaders(string? CacheControl, string? ContentType, string? Vary, string? ETag, IReadOnlyList<StatedEncoding> Encodings)
+/// <param name="ContentEncoding">
+/// The Content-Encoding the route's own answer states (<c>br</c> for <c>/app.css.br</c>), or
+/// <see langword="null"/>: such a route answers with the encoded file's bytes as they are, under
+/// the type of the file they encode, whatever the request accepts, as MapStaticAssets answers it.
+/// </param>
+internal sealed record StatedHeaders(string? CacheControl, string? ContentType, string? Vary, string? ETag, IReadOnlyList<StatedEncoding> Encodings, string? ContentEncoding = null)
 {
     /// <summary>What <paramref name="route"/> states, with <paramref name="cacheControl"/> as the Cache-Control to send and <paramref name="encodedFile"/> to find its encoded files.</summary>
     public static StatedHeaders For(AssetRoute route, string? cacheControl, Func<string, string?> encodedFile)
-        => new(cacheControl, route.Header("Content-Type"), route.Header("Vary"), route.Header("ETag"), StatedEncoding.Of(route, encodedFile));
+        => new(cacheControl, route.Header("Content-Type"), route.Header("Vary"), route.Header("ETag"), StatedEncoding.Of(route, encodedFile), route.Header("Content-Encoding"));
+
+    /// <summary>True for a route whose answer is an encoded file as it is (<see cref="ContentEncoding"/>).</summary>
+    public bool IsEncodedFile => ContentEncoding is not null;
 
     /// <summary>True when the stated Vary names Accept-Encoding: the answer is negotiated, as Peregrine's own Vary says too.</summary>
     public bool VariesByEncoding => Vary is not null && Vary.Contains("Accept-Encoding", StringComparison.OrdinalIgnoreCase);

@@ -36,8 +36,7 @@ public sealed class AliasTests
                 "ResponseHeaders": [ { "Name": "Cache-Control", "Value": "max-age=31536000, immutable" } ] } ] }
             """), "test"),
         [],
-        manifestCaching,
-        serveEncodedFiles: false);
+        manifestCaching);
 
     private static byte[] Gzip(string text)
     {
@@ -133,7 +132,7 @@ public sealed class AliasTests
     }
 
     [Fact]
-    public async Task EncodedFileTheManifestNames_IsTheGzipVariant_AndNotAUrl()
+    public async Task EncodedFileTheManifestNames_IsTheGzipVariant_AndItsOwnRoute()
     {
         using var site = new TempTree();
         site.Write("app.css", Css);
@@ -142,8 +141,11 @@ public sealed class AliasTests
         File.SetLastWriteTimeUtc(Path.Combine(site.Root, "app.css.gz"), DateTime.UtcNow.AddSeconds(5));
         await using var host = await Start(site, Table());
 
+        // Its own route answers with the stored bytes, as MapStaticAssets' does (EncodedFileRouteTests).
         using var asUrl = await host.Client.GetAsync("/app.css.gz");
-        Assert.True(asUrl.Headers.Contains(PeregrineHost.NextHeader), "app.css.gz was served as a URL.");
+        Assert.False(asUrl.Headers.Contains(PeregrineHost.NextHeader), "app.css.gz went past Peregrine.");
+        Assert.Equal(sidecar, await asUrl.Content.ReadAsByteArrayAsync());
+        Assert.Equal(["gzip"], asUrl.Content.Headers.ContentEncoding);
 
         // Through the alias: the file's variant, with the alias's Cache-Control, and its own tag.
         var (alias, body) = await FirstEncoded(host, "/app.abcdef1234.css", "gzip");

@@ -76,7 +76,7 @@ public sealed class BuildEncodingTests
                 ["/app.css.gz"] = Path.Combine(Compressed.Root, "hh92lrx13d-{0}-khy4lop6wu-khy4lop6wu.gz"),
                 ["/tiny.css.gz"] = Path.Combine(Compressed.Root, "nd853jy5ws-{0}-py479t1scp-py479t1scp.gz"),
             };
-            return AssetRouteTable.Create(manifest, [], manifestCaching: false, serveEncodedFiles: false, copies.GetValueOrDefault);
+            return AssetRouteTable.Create(manifest, [], manifestCaching: false, copies.GetValueOrDefault);
         }
 
         public void Dispose()

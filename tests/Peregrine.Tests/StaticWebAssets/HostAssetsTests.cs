@@ -44,6 +44,8 @@ public sealed class HostAssetsTests : IDisposable
             """);
         _tree.Write("bin/App.staticwebassets.endpoints.json", """
             { "Version": 1, "ManifestType": "Build", "Endpoints": [
+              { "Route": "app.css.gz", "AssetFile": "app.css.gz", "Selectors": [], "EndpointProperties": [],
+                "ResponseHeaders": [ { "Name": "Cache-Control", "Value": "no-cache" }, { "Name": "Content-Encoding", "Value": "gzip" }, { "Name": "Content-Type", "Value": "text/css" } ] },
               { "Route": "_content/Lib/lib.zz9yy8xx7w.css", "AssetFile": "_content/Lib/lib.css", "Selectors": [], "EndpointProperties": [ { "Name": "fingerprint", "Value": "zz9yy8xx7w" } ],
                 "ResponseHeaders": [ { "Name": "Cache-Control", "Value": "max-age=31536000, immutable" } ] },
               { "Route": "_content/Lib/Lib.bundle.scp.css", "AssetFile": "_content/Lib/Lib.fp12345678.bundle.scp.css", "Selectors": [], "EndpointProperties": [],
@@ -69,7 +71,7 @@ public sealed class HostAssetsTests : IDisposable
     {
         var assets = Read();
         Assert.Equal(
-            [("/_content/Lib", Path("Lib/obj/scopedcss/projectbundle")), ("/_content/Lib", Path("Lib/wwwroot")), ("/_framework", Path("packages/assets/_framework"))],
+            [("/_content/Lib", Path("Lib/obj/scopedcss/projectbundle")), ("/_content/Lib", Path("Lib/wwwroot")), ("/_framework", Path("packages/assets/_framework")), ("/", Path("App/obj/compressed"))],
             assets.Mounts.Select(m => (m.UrlPath, m.Root)));
     }
 
@@ -112,10 +114,19 @@ public sealed class HostAssetsTests : IDisposable
         Assert.Equal("blazor();", await host.Client.GetStringAsync("/_framework/blazor.web.js"));
         Assert.Equal("scoped { }", await host.Client.GetStringAsync("/_content/Lib/Lib.fp12345678.bundle.scp.css"));
         Assert.Equal("scoped { }", await host.Client.GetStringAsync("/_content/Lib/Lib.bundle.scp.css"));
-        foreach (var unlisted in (string[])["/_framework/unlisted.js", "/app.css.gz"])
+        using (var unlisted = await host.Client.GetAsync("/_framework/unlisted.js"))
         {
-            using var response = await host.Client.GetAsync(unlisted);
-            Assert.True(response.Headers.Contains(PeregrineHost.NextHeader), unlisted + " was served.");
+            Assert.True(unlisted.Headers.Contains(PeregrineHost.NextHeader), "/_framework/unlisted.js was served.");
+        }
+
+        // The build's compressed copy, a route of its own: its stored bytes, under its route's
+        // type and coding, as MapStaticAssets answers it.
+        using (var copy = await host.Client.GetAsync("/app.css.gz"))
+        {
+            Assert.Equal(HttpStatusCode.OK, copy.StatusCode);
+            Assert.Equal("not gzip", await copy.Content.ReadAsStringAsync());
+            Assert.Equal("text/css", copy.Content.Headers.ContentType?.ToString());
+            Assert.Equal(["gzip"], copy.Content.Headers.ContentEncoding);
         }
 
         // The bundle is rebuilt (dotnet watch writes it again) and the library's file edited.

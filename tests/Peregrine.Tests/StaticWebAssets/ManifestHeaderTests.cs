@@ -52,7 +52,6 @@ public sealed class ManifestHeaderTests
                 """), "test"),
             [],
             manifestCaching: true,
-            serveEncodedFiles: false,
             path => Path.Combine(site.Root, path.TrimStart('/')));
     }
 

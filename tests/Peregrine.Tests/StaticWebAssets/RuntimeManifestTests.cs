@@ -55,10 +55,14 @@ public sealed class RuntimeManifestTests
     }
 
     [Fact]
-    public void Blazor_BuildCompressedCopies_AreNotMounted()
+    public void Blazor_BuildCompressedCopies_AreMountedOneByOneAndRenamedToTheirUrl()
     {
-        Assert.DoesNotContain(s_blazor.Mounts, m => m.Root.EndsWith("/compressed", StringComparison.Ordinal));
-        Assert.DoesNotContain(s_blazor.Renames, r => r.Path.EndsWith(".gz", StringComparison.Ordinal));
+        // MapStaticAssets answers /app.css.gz with the copy: it is a URL, found under its
+        // generated name in obj/ and renamed, as the library bundle is.
+        var copies = Single("/", "/fixture/BlazorApp/obj/Debug/net10.0/compressed");
+        Assert.Contains("/hh92lrx13d-{0}-khy4lop6wu-khy4lop6wu.gz", copies.Files!);
+        Assert.Contains(new AssetRename("/app.css.gz", "/hh92lrx13d-{0}-khy4lop6wu-khy4lop6wu.gz"), s_blazor.Renames);
+        Assert.All(s_blazor.Mounts.Where(m => m.Root.EndsWith("/compressed", StringComparison.Ordinal)), m => Assert.NotNull(m.Files));
     }
 
     [Fact]
@@ -74,16 +78,17 @@ public sealed class RuntimeManifestTests
         // app.css and favicon.png are single assets of the app's wwwroot, which the root pattern serves.
         Assert.DoesNotContain(s_blazor.Mounts, m => m.Root == "/fixture/BlazorApp/wwwroot" && m.Files is not null);
         Assert.DoesNotContain(s_blazor.Mounts, m => m.Root == "/fixture/Lib/wwwroot" && m.Files is not null);
-        Assert.Equal(6, s_blazor.Mounts.Count);
+        Assert.Equal(6, s_blazor.Mounts.Count(m => !m.Root.EndsWith("/compressed", StringComparison.Ordinal)));
     }
 
     [Fact]
     public void Mounts_AtOneUrlPath_ListSingleFilesBeforePatterns()
     {
         var atContent = s_blazor.Mounts.Where(m => m.UrlPath == "/_content/Lib").ToList();
-        Assert.Equal(2, atContent.Count);
+        Assert.Equal(3, atContent.Count);
         Assert.NotNull(atContent[0].Files);
-        Assert.Null(atContent[1].Files);
+        Assert.NotNull(atContent[1].Files);
+        Assert.Null(atContent[2].Files);
     }
 
     [Fact]
