@@ -4,10 +4,11 @@ using Peregrine.StaticWebAssets;
 namespace Peregrine.Tests.StaticWebAssets;
 
 /// <summary>
-/// A template app, started stock (MapStaticAssets alone) and with Peregrine in its place
-/// (swap): every route of its endpoints manifest answers with the same Cache-Control,
+/// A template app, started stock (MapStaticAssets alone), with Peregrine in its place (swap),
+/// and with Peregrine before it (keep): every route of its endpoints manifest, the encoded
+/// files' routes (<c>/app.css.br</c>) included, answers with the same Cache-Control,
 /// Content-Type, ETag, Vary, Content-Encoding and length, with and without
-/// <c>Accept-Encoding: br, gzip</c>: published in Production (Brotli and gzip sidecars, the
+/// <c>Accept-Encoding: br, gzip</c>, and in upper case: published in Production (Brotli and gzip sidecars, the
 /// smallest sent even where it saves a few bytes), and built in Development (the build's gzip
 /// copies in obj/, sent for every file however small, under the manifest's tags).
 /// bench/staticassets/headers.py prints the same comparison as a table.
@@ -45,30 +46,47 @@ public sealed class StockComparisonTests(TemplateApps apps)
     {
         var app = Path.GetFileNameWithoutExtension(dll);
         var routes = EndpointsManifest.Load(Path.Combine(manifestFolder, app + ".staticwebassets.endpoints.json")).Routes
-            .Where(route => !route.IsEncodedFile)
             .Select(route => route.Path)
             .ToList();
         using var stock = await AppProcess.StartAsync(dll, workingDirectory, environment, "stock");
-        using var swap = await AppProcess.StartAsync(dll, workingDirectory, environment, "swap");
+        foreach (var wiring in (string[])["swap", "keep"])
+        {
+            using var own = await AppProcess.StartAsync(dll, workingDirectory, environment, wiring);
+            await CompareAsync(stock, own, wiring, routes);
+        }
+    }
 
+    /// <summary>
+    /// Every route, with and without <c>br, gzip</c>, and in upper case (endpoint routing
+    /// matches MapStaticAssets' routes ignoring case): the same fields from both apps.
+    /// </summary>
+    private static async Task CompareAsync(AppProcess stock, AppProcess own, string wiring, List<string> routes)
+    {
         var compared = 0;
         var encoded = 0;
+        var encodedFiles = 0;
         var differences = new List<string>();
         foreach (var path in routes)
         {
             var stockIdentity = await FieldsAsync(stock, path, null);
             var stockEncoded = await FieldsAsync(stock, path, "br, gzip");
-            var ownIdentity = await FieldsAsync(swap, path, null);
-            var ownEncoded = await EncodedAsync(swap, path, stockEncoded["Content-Encoding"]);
+            var ownIdentity = await FieldsAsync(own, path, null);
+            var ownEncoded = await EncodedAsync(own, path, stockEncoded["Content-Encoding"]);
+            var upper = path.ToUpperInvariant();
+            var stockUpper = await FieldsAsync(stock, upper, null);
+            var ownUpper = await FieldsAsync(own, upper, null);
 
-            Compare(path, "no Accept-Encoding", stockIdentity, ownIdentity, differences);
-            Compare(path, "br, gzip", stockEncoded, ownEncoded, differences);
-            compared += 2;
+            Compare($"{path} ({wiring})", "no Accept-Encoding", stockIdentity, ownIdentity, differences);
+            Compare($"{path} ({wiring})", "br, gzip", stockEncoded, ownEncoded, differences);
+            Compare($"{upper} ({wiring})", "no Accept-Encoding", stockUpper, ownUpper, differences);
+            compared += 3;
             encoded += stockEncoded["Content-Encoding"] is null ? 0 : 1;
+            encodedFiles += stockIdentity["Content-Encoding"] is null ? 0 : 1;
         }
 
-        Assert.True(compared >= 40, $"only {compared} answers compared: the manifest lists {routes.Count} routes");
+        Assert.True(compared >= 60, $"only {compared} answers compared: the manifest lists {routes.Count} routes");
         Assert.True(encoded >= 10, $"only {encoded} answers of stock were encoded");
+        Assert.True(encodedFiles >= 10, $"only {encodedFiles} routes of stock answered with an encoded file");
         Assert.True(differences.Count == 0, string.Join(Environment.NewLine, differences));
     }
 

@@ -124,13 +124,15 @@ public sealed partial class TemplateAppTests(TemplateApps apps)
     }
 
     [Theory]
-    [InlineData("/_framework/blazor.web.js.br")]
-    [InlineData("/app.css.gz")]
-    public async Task Published_Sidecar_IsNotAUrlOfItsOwn(string path)
+    [InlineData(true, "/_framework/blazor.web.js.br", "br")]
+    [InlineData(true, "/app.css.gz", "gzip")]
+    [InlineData(false, "/_framework/blazor.web.js.gz", "gzip")]
+    [InlineData(false, "/app.css.gz", "gzip")]
+    public async Task EncodedFileRoute_AnswersFromPeregrineWithItsCoding(bool published, string path, string coding)
     {
-        using var process = await Start("BlazorApp", published: true, "swap");
-        using var response = await process.Client.GetAsync(path);
-        Assert.True(response.Headers.Contains(TemplateApps.PastPeregrine), $"{path} was answered by Peregrine ({(int)response.StatusCode}).");
+        using var process = await Start("BlazorApp", published, "swap");
+        using var response = await AssertFromPeregrine(process, path);
+        Assert.Equal([coding], response.Content.Headers.ContentEncoding);
     }
 
     [Fact]
