@@ -6,8 +6,8 @@ publish folder) and in Development (the Debug build, run from the project folder
 run` does), every route of the endpoints manifest the app reads is requested twice, without
 Accept-Encoding and with `Accept-Encoding: br, gzip`, from the app started with
 PEREGRINE_WIRING=stock, swap and keep. Routes whose own answer is an encoded file (app.css.br)
-are left out: they are encodings of a route that is listed, which Peregrine offers through
-Accept-Encoding. A first pass warms each app (Peregrine makes its compressed variants after the
+are included: MapStaticAssets answers them with the stored bytes, and so does Peregrine. A
+first pass warms each app (Peregrine makes its compressed variants after the
 index), then the fields are read.
 
     bench/staticassets/headers.py APPS_FOLDER [--out FILE] [--only-differences] [--whole-second-mtimes]
@@ -103,7 +103,7 @@ def routes(manifest):
         endpoints = json.load(f)["Endpoints"]
     own = set()
     for endpoint in endpoints:
-        if not endpoint.get("Selectors") and not any(h["Name"] == "Content-Encoding" for h in endpoint.get("ResponseHeaders", [])):
+        if not endpoint.get("Selectors"):
             own.add("/" + endpoint["Route"])
     return sorted(own)
 

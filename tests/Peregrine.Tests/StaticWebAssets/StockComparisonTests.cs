@@ -111,50 +111,11 @@ public sealed class StockComparisonTests(TemplateApps apps)
     }
 
     private static void Compare(string path, string request, Dictionary<string, string?> stock, Dictionary<string, string?> own, List<string> differences)
-    {
-        foreach (var field in Fields)
-        {
-            if (!string.Equals(stock[field], own[field], StringComparison.Ordinal))
-            {
-                differences.Add($"{path} ({request}): {field} is '{own[field]}', stock sends '{stock[field]}'");
-            }
-        }
-    }
+        => RouteAnswers.Compare(Fields, path, request, stock, own, differences);
 
-    /// <summary>
-    /// The answer with <c>br, gzip</c> once Peregrine's variant in <paramref name="coding"/> is
-    /// ready (it reads publish's sidecars after the index, in the background), within 30 s.
-    /// </summary>
-    private static async Task<Dictionary<string, string?>> EncodedAsync(AppProcess app, string path, string? coding)
-    {
-        var deadline = DateTime.UtcNow.AddSeconds(30);
-        while (true)
-        {
-            var fields = await FieldsAsync(app, path, "br, gzip");
-            if (coding is null || fields["Content-Encoding"] == coding || DateTime.UtcNow > deadline)
-            {
-                return fields;
-            }
+    private static Task<Dictionary<string, string?>> EncodedAsync(AppProcess app, string path, string? coding)
+        => RouteAnswers.EncodedAsync(app, path, coding, Fields);
 
-            await Task.Delay(50);
-        }
-    }
-
-    private static async Task<Dictionary<string, string?>> FieldsAsync(AppProcess app, string path, string? acceptEncoding)
-    {
-        using var request = new HttpRequestMessage(HttpMethod.Get, path);
-        if (acceptEncoding is not null)
-        {
-            request.Headers.TryAddWithoutValidation("Accept-Encoding", acceptEncoding);
-        }
-
-        using var response = await app.Client.SendAsync(request);
-        Assert.True(response.StatusCode == HttpStatusCode.OK, $"{path}: {(int)response.StatusCode}\n{app.Output}");
-        await response.Content.LoadIntoBufferAsync();
-        return Fields.ToDictionary(
-            field => field,
-            field => response.Headers.NonValidated.TryGetValues(field, out var values) || response.Content.Headers.NonValidated.TryGetValues(field, out values)
-                ? string.Join(", ", values)
-                : null);
-    }
+    private static Task<Dictionary<string, string?>> FieldsAsync(AppProcess app, string path, string? acceptEncoding)
+        => RouteAnswers.FieldsAsync(app, path, acceptEncoding, Fields);
 }

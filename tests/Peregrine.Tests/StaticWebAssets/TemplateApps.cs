@@ -145,7 +145,7 @@ public sealed class TemplateApps : IDisposable
         }
     }
 
-    private static void Edit(string path, string find, string replace)
+    internal static void Edit(string path, string find, string replace)
     {
         var text = File.ReadAllText(path).ReplaceLineEndings("\n");
         if (!text.Contains(find, StringComparison.Ordinal))
@@ -157,7 +157,7 @@ public sealed class TemplateApps : IDisposable
     }
 
     /// <summary>Runs the SDK, in a clean MSBuild environment (the test host's own would leak into it), and fails with its output.</summary>
-    private static void Dotnet(string workingDirectory, params string[] arguments)
+    internal static void Dotnet(string workingDirectory, params string[] arguments)
     {
         var start = new ProcessStartInfo("dotnet") { WorkingDirectory = workingDirectory, RedirectStandardOutput = true, RedirectStandardError = true };
         foreach (var argument in arguments)

@@ -1,0 +1,186 @@
+using System.Diagnostics;
+using System.Text;
+using Peregrine.Tests.Infrastructure;
+
+namespace Peregrine.Tests.StaticWebAssets;
+
+/// <summary>
+/// Apps made as a new user makes them, with the library as a package: the library is packed
+/// into a feed of this fixture's own, under a version of its own (so that no package of the same
+/// version in the NuGet cache stands in for it), and each app is made from a .NET 10 template,
+/// takes the package with <c>dotnet add package</c>, registers with the lambda form and is wired
+/// as docs/getting-started.md and docs/migration.md say. The one line a user would not write
+/// picks the wiring when the app starts, from <c>PEREGRINE_WIRING</c>, so that one build serves
+/// every wiring: <c>keep</c> (UsePeregrine before MapStaticAssets, the default), <c>swap</c>
+/// (UsePeregrine instead of MapStaticAssets, no WithStaticAssets) and <c>stock</c> (no
+/// UsePeregrine: the template as made). Each app is built once (Release), run from its build
+/// output in Development and published (<c>dotnet publish --no-build</c>).
+/// </summary>
+public sealed class FreshApps : IDisposable
+{
+    /// <summary>The header the apps' <c>AddPeregrine</c> lambda adds to Peregrine's answers, which shows who answered.</summary>
+    public const string ConfiguredHeader = "X-Content-Type-Options";
+
+    /// <summary>The apps, by folder: the template and its options.</summary>
+    public static readonly IReadOnlyList<(string Name, string[] Template)> All =
+    [
+        ("BlazorServer", ["blazor"]),
+        ("BlazorWasm", ["blazor", "--interactivity", "WebAssembly"]),
+        ("BlazorAuto", ["blazor", "--interactivity", "Auto"]),
+        ("PagesApp", ["webapp"]),
+        ("MvcApp", ["mvc"]),
+    ];
+
+    private readonly StringBuilder _timings = new();
+
+    public FreshApps()
+    {
+        Folder = Path.Combine(Path.GetTempPath(), "peregrine-tests", "fresh-" + Environment.ProcessId + "-" + Guid.NewGuid().ToString("N")[..8]);
+        Version = "0.1.0-fresh." + DateTime.UtcNow.ToString("yyyyMMddHHmmss", System.Globalization.CultureInfo.InvariantCulture) + "." + Environment.ProcessId;
+        Directory.CreateDirectory(Folder);
+        try
+        {
+            Create();
+        }
+        catch
+        {
+            Dispose();
+            throw;
+        }
+    }
+
+    public string Folder { get; }
+
+    /// <summary>The version the library was packed under for this fixture.</summary>
+    public string Version { get; }
+
+    /// <summary>How long each step took, for the test output.</summary>
+    public string Timings => _timings.ToString();
+
+    /// <summary>The project folder of the app's server project (a WebAssembly or Auto app has a client project beside it).</summary>
+    public string Project(string app)
+        => All.Single(a => a.Name == app).Template.Contains("--interactivity") ? Path.Combine(Folder, app, app) : Path.Combine(Folder, app);
+
+    /// <summary>The build output (Release), which Development runs.</summary>
+    public string Built(string app) => Path.Combine(Project(app), "bin", "Release", "net10.0");
+
+    public string Published(string app) => Path.Combine(Folder, "publish", app);
+
+    private void Create()
+    {
+        // :: pack: the library as built for this test run, under this fixture's version.
+        var feed = Path.Combine(Folder, "feed");
+        var configuration = new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar)).Parent!.Name;
+        Step("pack", () => TemplateApps.Dotnet(Folder, "pack", Path.Combine(RepositoryRoot.Path, "src", "Peregrine", "Peregrine.csproj"),
+            "-c", configuration, "--no-build", "--no-restore", "-o", feed, "-p:Version=" + Version));
+        File.WriteAllText(Path.Combine(Folder, "nuget.config"), $"""
+            <?xml version="1.0" encoding="utf-8"?>
+            <configuration>
+              <packageSources>
+                <add key="peregrine-fresh" value="{feed}" />
+              </packageSources>
+            </configuration>
+            """);
+
+        foreach (var (app, template) in All)
+        {
+            Step(app + ": new", () => TemplateApps.Dotnet(Folder, ["new", .. template, "-o", app]));
+            Step(app + ": add package", () => TemplateApps.Dotnet(Project(app), "add", "package", "Peregrine.AspNetCore", "--version", Version));
+            Wire(app);
+            Step(app + ": build", () => TemplateApps.Dotnet(Project(app), "build", "-c", "Release", "-nodeReuse:false", "-p:UseSharedCompilation=false"));
+            Step(app + ": publish", () => TemplateApps.Dotnet(Project(app), "publish", "-c", "Release", "--no-build", "-o", Published(app), "-nodeReuse:false"));
+        }
+    }
+
+    /// <summary>Program.cs as docs/getting-started.md has it, with the wiring read at start-up.</summary>
+    private void Wire(string app)
+    {
+        var program = Path.Combine(Project(app), "Program.cs");
+        TemplateApps.Edit(program, "var builder = WebApplication.CreateBuilder(args);", $$"""
+            var builder = WebApplication.CreateBuilder(args);
+            builder.Services.AddPeregrine(o => o.Headers["{{ConfiguredHeader}}"] = "nosniff");
+            var wiring = Environment.GetEnvironmentVariable("PEREGRINE_WIRING") ?? "keep";
+            """);
+        TemplateApps.Edit(program, "app.UseHttpsRedirection();", """
+            app.UseHttpsRedirection();
+            if (wiring != "stock")
+            {
+                app.UsePeregrine();
+            }
+            """);
+        TemplateApps.Edit(program, "app.MapStaticAssets();", """
+            if (wiring != "swap")
+            {
+                app.MapStaticAssets();
+            }
+            """);
+        if (app == "PagesApp")
+        {
+            TemplateApps.Edit(program, "app.MapRazorPages()\n   .WithStaticAssets();", """
+                var pages = app.MapRazorPages();
+                if (wiring != "swap")
+                {
+                    pages.WithStaticAssets();
+                }
+                """);
+        }
+        else if (app == "MvcApp")
+        {
+            TemplateApps.Edit(program, "app.MapControllerRoute(\n    name: \"default\",\n    pattern: \"{controller=Home}/{action=Index}/{id?}\")\n    .WithStaticAssets();", """
+                var controllers = app.MapControllerRoute(
+                    name: "default",
+                    pattern: "{controller=Home}/{action=Index}/{id?}");
+                if (wiring != "swap")
+                {
+                    controllers.WithStaticAssets();
+                }
+                """);
+        }
+    }
+
+    private void Step(string what, Action step)
+    {
+        var started = Stopwatch.GetTimestamp();
+        step();
+        _timings.AppendLine($"{what}: {Stopwatch.GetElapsedTime(started).TotalSeconds:F1} s");
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            Directory.Delete(Folder, recursive: true);
+        }
+        catch (IOException)
+        {
+        }
+        catch (UnauthorizedAccessException)
+        {
+        }
+
+        // The version is this fixture's alone: what restore put in the global packages folder
+        // for it is no one else's.
+        var packages = Environment.GetEnvironmentVariable("NUGET_PACKAGES") is { Length: > 0 } set
+            ? set
+            : Path.Combine(Environment.GetFolderPath(Environment.SpecialFolder.UserProfile), ".nuget", "packages");
+        try
+        {
+            Directory.Delete(Path.Combine(packages, "peregrine.aspnetcore", Version.ToLowerInvariant()), recursive: true);
+        }
+        catch (DirectoryNotFoundException)
+        {
+        }
+        catch (IOException)
+        {
+        }
+        catch (UnauthorizedAccessException)
+        {
+        }
+    }
+}
+
+[CollectionDefinition(Name)]
+public sealed class FreshAppsCollection : ICollectionFixture<FreshApps>
+{
+    public const string Name = "Fresh apps";
+}
