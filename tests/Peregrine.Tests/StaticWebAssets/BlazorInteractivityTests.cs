@@ -20,7 +20,7 @@ public sealed class BlazorInteractivityTests(TemplateApps apps, ITestOutputHelpe
     /// one that lands is rendered back within the wait, so the next probe reads the new count and
     /// does not click on top of it.
     /// </summary>
-    private const string ClickAndRead = """
+    internal const string ClickAndRead = """
         (async () => {
           const status = () => document.querySelector('[role=status]')?.textContent ?? '';
           const before = status();
@@ -33,7 +33,7 @@ public sealed class BlazorInteractivityTests(TemplateApps apps, ITestOutputHelpe
         """;
 
     /// <summary>True when Blazor's "An unhandled error has occurred" bar is shown (the scoped CSS bundle hides it).</summary>
-    private const string ErrorUiShown = """
+    internal const string ErrorUiShown = """
         (() => {
           const bar = document.getElementById('blazor-error-ui');
           return !!bar && getComputedStyle(bar).display !== 'none';
@@ -106,10 +106,10 @@ public sealed class BlazorInteractivityTests(TemplateApps apps, ITestOutputHelpe
         }
     }
 
-    /// <summary>Clicks until a click changes the count, for up to 30 s of the test run's own time; returns the count it changed to.</summary>
-    private static async Task<string> UntilInteractive(HeadlessChromium browser, AppProcess app)
+    /// <summary>Clicks until a click changes the count, for up to <paramref name="seconds"/> of the test run's own time; returns the count it changed to.</summary>
+    internal static async Task<string> UntilInteractive(HeadlessChromium browser, AppProcess app, int seconds = 30)
     {
-        using var guard = new HangGuard(TimeSpan.FromSeconds(30));
+        using var guard = new HangGuard(TimeSpan.FromSeconds(seconds));
         var count = "";
         while (!guard.Token.IsCancellationRequested)
         {
@@ -125,7 +125,7 @@ public sealed class BlazorInteractivityTests(TemplateApps apps, ITestOutputHelpe
     }
 
     /// <summary>Waits up to 10 s for every request the page sent to the app to be answered or to fail, other than the circuit's.</summary>
-    private static async Task UntilAnswered(HeadlessChromium browser)
+    internal static async Task UntilAnswered(HeadlessChromium browser)
     {
         using var guard = new HangGuard(TimeSpan.FromSeconds(10));
         while (!guard.Token.IsCancellationRequested && browser.Unanswered.Any(r => !r.Contains("/_blazor", StringComparison.Ordinal)))
@@ -135,7 +135,7 @@ public sealed class BlazorInteractivityTests(TemplateApps apps, ITestOutputHelpe
     }
 
     /// <summary>A failure message with what the page shows, what the browser logged, and what it fetched.</summary>
-    private static async Task<string> Describe(string what, HeadlessChromium browser, AppProcess app)
+    internal static async Task<string> Describe(string what, HeadlessChromium browser, AppProcess app)
     {
         string text;
         try

@@ -9,9 +9,9 @@ namespace Peregrine.Tests.StaticWebAssets;
 /// into a feed of this fixture's own, under a version of its own (so that no package of the same
 /// version in the NuGet cache stands in for it), and each app is made from a .NET 10 template,
 /// takes the package with <c>dotnet add package</c>, registers with the lambda form and is wired
-/// as docs/getting-started.md and docs/migration.md say. The one line a user would not write
-/// picks the wiring when the app starts, from <c>PEREGRINE_WIRING</c>, so that one build serves
-/// every wiring: <c>keep</c> (UsePeregrine before MapStaticAssets, the default), <c>swap</c>
+/// as docs/getting-started.md and docs/migration.md say. What a user would not write is the
+/// choice of wiring, read when the app starts from <c>PEREGRINE_WIRING</c>, so that one build
+/// serves every wiring: <c>keep</c> (UsePeregrine before MapStaticAssets, the default), <c>swap</c>
 /// (UsePeregrine instead of MapStaticAssets, no WithStaticAssets) and <c>stock</c> (no
 /// UsePeregrine: the template as made). Each app is built once (Release), run from its build
 /// output in Development and published (<c>dotnet publish --no-build</c>).
