@@ -25,6 +25,7 @@ internal sealed class DeltaMaker : IDisposable
     private readonly MemoryBudget _budget;
     private readonly ILogger _logger;
     private readonly KeptVersions _kept;
+    private readonly KeptVersionStore? _store;
     private readonly Channel<(CatalogEntry Entry, bool Dropped)> _queue = Channel.CreateUnbounded<(CatalogEntry, bool)>(new UnboundedChannelOptions { SingleReader = true });
 
     // The entries in force of each asset, by reference (two snapshots may hold different entries
@@ -36,13 +37,23 @@ internal sealed class DeltaMaker : IDisposable
     private int _outstanding;
     private TaskCompletionSource _idle = Completed();
     private long _made;
+    private long _savedGeneration;
 
-    public DeltaMaker(DictionaryOptions options, MemoryBudget budget, ILogger logger)
+    /// <summary>
+    /// Starts the maker's thread. <paramref name="store"/> is where the kept versions are saved
+    /// across restarts, read back before anything else (null: in memory only); the maker owns it.
+    /// </summary>
+    public DeltaMaker(DictionaryOptions options, MemoryBudget budget, ILogger logger, KeptVersionStore? store = null)
     {
         _options = options;
         _budget = budget;
         _logger = logger;
         _kept = new KeptVersions(options, budget);
+        _store = store;
+
+        // Reading the store back counts as work outstanding, so that WhenIdle waits for it.
+        _outstanding = 1;
+        _idle = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         new Thread(Work) { IsBackground = true, Name = "Peregrine dictionary deltas" }.Start();
     }
 
@@ -116,11 +127,11 @@ internal sealed class DeltaMaker : IDisposable
         }
     }
 
-    private void Done()
+    private void Done(int count = 1)
     {
         lock (_gate)
         {
-            if (--_outstanding == 0)
+            if ((_outstanding -= count) == 0)
             {
                 _idle.TrySetResult();
             }
@@ -133,8 +144,10 @@ internal sealed class DeltaMaker : IDisposable
         var reader = _queue.Reader;
         try
         {
+            Restore();
             while (reader.WaitToReadAsync(_stopping.Token).AsTask().GetAwaiter().GetResult())
             {
+                var handled = 0;
                 while (reader.TryRead(out var item))
                 {
                     try
@@ -155,9 +168,13 @@ internal sealed class DeltaMaker : IDisposable
                     }
                     finally
                     {
-                        Done();
+                        handled++;
                     }
                 }
+
+                // Saved once what was posted is handled, before it counts as done.
+                Save();
+                Done(handled);
             }
         }
         catch (OperationCanceledException)
@@ -165,11 +182,46 @@ internal sealed class DeltaMaker : IDisposable
         }
         finally
         {
+            _store?.Dispose();
             _kept.Clear();
             lock (_gate)
             {
                 _idle.TrySetResult();
             }
+        }
+    }
+
+    /// <summary>
+    /// Keeps the versions saved before a restart, oldest first, before the first snapshot's
+    /// entries are taken in: those still in force are found kept, and a deploy after the
+    /// restart gets deltas against the versions served before it.
+    /// </summary>
+    private void Restore()
+    {
+        try
+        {
+            if (_store is not null)
+            {
+                foreach (var (match, sha256, content) in _store.Load(_options.MaxBytes))
+                {
+                    _kept.Keep(match, sha256, content);
+                }
+
+                _savedGeneration = _kept.Generation;
+            }
+        }
+        finally
+        {
+            Done();
+        }
+    }
+
+    private void Save()
+    {
+        if (_store is not null && _kept.Generation != _savedGeneration)
+        {
+            _store.Save(_kept.OldestFirst);
+            _savedGeneration = _kept.Generation;
         }
     }
 
