@@ -203,7 +203,7 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
                 var store = compressor._options.CacheDirectory is { } cache && catalog.Options.Bucket is null
                     ? KeptVersionStore.Open(cache, KeptVersionStore.KeyFor(catalog.Options), compressor._logger)
                     : null;
-                compressor.Deltas = new DeltaMaker(compressor._options.Dictionaries, catalog.Budget, compressor._logger, store);
+                compressor.Deltas = new DeltaMaker(compressor._options.Dictionaries, catalog.Budget, compressor._logger, store, catalog.Options.EarlierVersions, catalog.Options.RequestPath.Value ?? "");
                 catalog.Published += compressor.Deltas.OnPublished;
             }
 
