@@ -390,22 +390,30 @@ internal sealed class DeltaMaker : IDisposable
                 continue;
             }
 
-            if (current?.Find(version.Sha256) is { } existing)
+            foreach (var coding in (ReadOnlySpan<ContentCoding>)[ContentCoding.Dcz, ContentCoding.Dcb])
             {
-                deltas.Add((version.Sha256, existing));
-                continue;
-            }
+                if (coding == ContentCoding.Dcb && !BrotliDictionary.IsAvailable)
+                {
+                    continue;
+                }
 
-            content ??= Content(entry);
-            if (content is null)
-            {
-                return;
-            }
+                if (current?.Find(version.Sha256, dcz: coding == ContentCoding.Dcz, dcb: coding == ContentCoding.Dcb) is { } existing)
+                {
+                    deltas.Add((version.Sha256, existing));
+                    continue;
+                }
 
-            if (Make(entry, content, version) is { } made)
-            {
-                deltas.Add((version.Sha256, made));
-                changed = true;
+                content ??= Content(entry);
+                if (content is null)
+                {
+                    return;
+                }
+
+                if (Make(entry, content, version, coding) is { } made)
+                {
+                    deltas.Add((version.Sha256, made));
+                    changed = true;
+                }
             }
         }
 
@@ -427,27 +435,37 @@ internal sealed class DeltaMaker : IDisposable
         }
     }
 
-    private Representation? Make(CatalogEntry entry, byte[] content, KeptVersions.Version dictionary)
+    /// <summary>
+    /// The delta of <paramref name="content"/> against <paramref name="dictionary"/> in
+    /// <paramref name="coding"/> (dcz, or dcb where brotli 1.1 is linked in), checked by decoding
+    /// it; null when it saves nothing, does not decode, or finds no room in the budget.
+    /// </summary>
+    private Representation? Make(CatalogEntry entry, byte[] content, KeptVersions.Version dictionary, ContentCoding coding)
     {
-        var dcz = Zstd.CompressDcz(content, dictionary.Content, dictionary.Sha256);
-        if (dcz.Length >= content.Length)
+        var delta = coding == ContentCoding.Dcb
+            ? BrotliDictionary.Compress(content, dictionary.Content, dictionary.Sha256)
+            : Zstd.CompressDcz(content, dictionary.Content, dictionary.Sha256);
+        if (delta.Length >= content.Length)
         {
             return null;
         }
 
-        if (!Zstd.DczDecodesTo(dcz, dictionary.Content, dictionary.Sha256, content))
+        var decodes = coding == ContentCoding.Dcb
+            ? BrotliDictionary.DecodesTo(delta, dictionary.Content, dictionary.Sha256, content)
+            : Zstd.DczDecodesTo(delta, dictionary.Content, dictionary.Sha256, content);
+        if (!decodes)
         {
             CompressionLog.DeltaInvalid(_logger, entry.RelativePath);
             return null;
         }
 
-        if (!_budget.TryReserve(dcz.Length))
+        if (!_budget.TryReserve(delta.Length))
         {
             return null;
         }
 
         Interlocked.Increment(ref _made);
-        return new Representation(ContentCoding.Dcz, dcz.Length, EntityTag.Compute(dcz), dcz, physicalPath: null);
+        return new Representation(coding, delta.Length, EntityTag.Compute(delta), delta, physicalPath: null);
     }
 
     private void Release(DictionaryDeltas? deltas)
