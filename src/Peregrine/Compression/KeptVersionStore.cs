@@ -70,10 +70,10 @@ internal sealed class KeptVersionStore : IDisposable
     public static string KeyFor(PeregrineOptions options)
     {
         var text = new StringBuilder();
-        text.Append(Path.GetFullPath(options.Root)).Append('\n').Append(options.RequestPath.Value).Append('\n');
+        text.Append(FullPath(options.Root)).Append('\n').Append(options.RequestPath.Value).Append('\n');
         foreach (var mount in options.Mounts)
         {
-            text.Append(mount.UrlPath).Append('\t').Append(Path.GetFullPath(mount.Root)).Append('\n');
+            text.Append(mount.UrlPath).Append('\t').Append(FullPath(mount.Root)).Append('\n');
         }
 
         return Convert.ToHexStringLower(SHA256.HashData(Encoding.UTF8.GetBytes(text.ToString())))[..32];
@@ -311,6 +311,9 @@ internal sealed class KeptVersionStore : IDisposable
         // A file system that takes no locks (some NFS and FUSE mounts): no slot can be owned.
         throw new IOException($"Cannot lock '{folder}' (errno {error}).");
     }
+
+    /// <summary>The full path of a folder option; an empty one (an instance of mounts only) stays empty.</summary>
+    private static string FullPath(string folder) => folder.Length == 0 ? "" : Path.GetFullPath(folder);
 
     private static string Shorten(string text) => text.Length <= 80 ? text : text[..80] + "…";
 }

@@ -36,9 +36,6 @@ internal static partial class AcceptEncoding
         return Named(weights);
     }
 
-    /// <summary>True when the request names <c>dcz</c> with a non-zero weight.</summary>
-    public static bool AcceptsDcz(StringValues acceptEncoding) => (AcceptedDictionaryCodings(acceptEncoding) & DictionaryCodings.Dcz) != 0;
-
     private static DictionaryCodings Named(Span<int> weights)
         => (weights[DczSlot] > 0 ? DictionaryCodings.Dcz : DictionaryCodings.None) | (weights[DcbSlot] > 0 ? DictionaryCodings.Dcb : DictionaryCodings.None);
 }
