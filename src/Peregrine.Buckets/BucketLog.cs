@@ -25,4 +25,7 @@ internal static partial class BucketLog
 
     [LoggerMessage(306, LogLevel.Debug, "Bucket notification for {Source}: {Records} records; syncing.")]
     public static partial void Notified(ILogger logger, string source, int records);
+
+    [LoggerMessage(307, LogLevel.Warning, "Cannot take the earlier versions of release {Release}'s fingerprinted files from the bucket ({Reason}): until the next release, its compression dictionaries are the files in force only.")]
+    public static partial void EarlierReleasesFailed(ILogger logger, string release, string reason);
 }

@@ -56,6 +56,8 @@ internal sealed class BucketSource : ICopiedSource
 
     public Func<string, string, long?> ListedLastModified => _sync.Times.Find;
 
+    public Func<string, IReadOnlyList<KeyValuePair<string, string>>?> EarlierVersions => _sync.Earlier.For;
+
     /// <summary>What the last syncs came to, for /healthz.</summary>
     public BucketState State => _state;
 

@@ -30,6 +30,7 @@ internal sealed class BucketSync : IDisposable
     private readonly ILogger _logger;
     private readonly HashSet<string> _skippedKeys = new(StringComparer.Ordinal);
     private readonly ListedTimes _times = new();
+    private readonly EarlierReleases _earlier;
     private LocalVersion? _current;
     private string? _pointerETag;
     private int _lastVersion;
@@ -40,6 +41,7 @@ internal sealed class BucketSync : IDisposable
         _options = options;
         _folder = folder;
         _logger = logger;
+        _earlier = new EarlierReleases(client, options, folder, logger);
     }
 
     public BucketLocation Location => _client.Location;
@@ -52,6 +54,9 @@ internal sealed class BucketSync : IDisposable
 
     /// <summary>The Last-Modified of each file of the versions held, for the index.</summary>
     public ListedTimes Times => _times;
+
+    /// <summary>The earlier versions of each version's fingerprinted files, for the compression dictionaries.</summary>
+    public EarlierReleases Earlier => _earlier;
 
     /// <summary>The release in force (the pointer's id, or the prefix itself); null before the first sync.</summary>
     public string? Release => _current?.Release;
@@ -125,6 +130,9 @@ internal sealed class BucketSync : IDisposable
             try
             {
                 var (downloaded, bytes) = await FillAsync(version, listed, donors, cancellationToken).ConfigureAwait(false);
+
+                // Before the link names it, as the listed times: the index may read it at once.
+                await _earlier.PrepareAsync(version.Folder, release, _options.Pointer is null ? null : prefix + ReleasesFolder, version.Objects, cancellationToken).ConfigureAwait(false);
                 Publish(version);
                 _pointerETag = pointerETag;
                 BucketLog.Synced(_logger, _client.Location.ToString(), release, listed.Count, downloaded, bytes, listed.Count - downloaded, stopwatch.ElapsedMilliseconds);
@@ -173,6 +181,7 @@ internal sealed class BucketSync : IDisposable
     public void Remove(string folder)
     {
         _times.Forget(folder);
+        _earlier.Forget(folder);
         TryDelete(folder);
     }
 
@@ -360,7 +369,7 @@ internal sealed class BucketSync : IDisposable
     }
 
     /// <summary>The SDK's time as UTC; a listing without one (no store omits it) gets the epoch, the same on every replica.</summary>
-    private static DateTime AsUtc(DateTime? time) => time switch
+    internal static DateTime AsUtc(DateTime? time) => time switch
     {
         null => DateTime.UnixEpoch,
         { Kind: DateTimeKind.Unspecified } t => DateTime.SpecifyKind(t, DateTimeKind.Utc),

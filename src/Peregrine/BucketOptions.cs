@@ -65,4 +65,20 @@ public sealed class BucketOptions
 
     /// <summary>How many objects are downloaded at once while a release is copied. Default: 8.</summary>
     public int Downloads { get; set; } = 8;
+
+    /// <summary>
+    /// How many releases before the one in force the compression dictionaries take their earlier
+    /// versions from (docs/serving.md, "Compression dictionaries"): set by the core from
+    /// <see cref="DictionaryOptions.MaxVersions"/>, 0 when dictionaries are off.
+    /// </summary>
+    internal int EarlierReleases;
+
+    /// <summary>
+    /// Which of a release's files (path under the release, <c>assets/app-1a2b.js</c>) can be a
+    /// compression dictionary: set by the core, which alone knows the fingerprint conventions.
+    /// </summary>
+    internal Func<string, bool>? DictionaryFiles;
+
+    /// <summary>The largest file taken as an earlier version: <see cref="DictionaryOptions.MaxBytes"/>.</summary>
+    internal long EarlierMaxBytes;
 }

@@ -2,7 +2,8 @@ namespace Peregrine;
 
 /// <summary>
 /// Compression dictionaries (RFC 9842): a fingerprinted asset (<c>app-3f9a1c2b.js</c>) is
-/// marked <c>Use-As-Dictionary</c>, earlier versions of it are kept in memory, and a browser
+/// marked <c>Use-As-Dictionary</c>, earlier versions of it are kept in memory (and saved in the
+/// compression cache folder, when there is one), and a browser
 /// that holds one of them gets the new version as a delta against it (<c>Content-Encoding: dcz</c>).
 /// Part of <see cref="CompressionOptions"/>: it needs compression on and libzstd.
 /// </summary>

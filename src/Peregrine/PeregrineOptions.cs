@@ -40,6 +40,16 @@ public sealed class PeregrineOptions
     internal Func<string, string, long?>? ListedLastModified;
 
     /// <summary>
+    /// For a source that keeps a history of releases (a bucket): given the folder indexed (its
+    /// real path), the earlier versions of its fingerprinted files that the compression
+    /// dictionaries keep, oldest first, as (URL path under the root, <c>/assets/app-1a2b.js</c>;
+    /// the file holding its bytes); null for a folder it does not hold. When set, the kept
+    /// versions are these and the files in force, and nothing of the process's own history, so
+    /// that replicas keep the same ones. Set by the source before the catalog starts.
+    /// </summary>
+    internal Func<string, IReadOnlyList<KeyValuePair<string, string>>?>? EarlierVersions;
+
+    /// <summary>
     /// The URL path the files are served under, for example <c>/static</c>. Default: empty,
     /// the site root. Must start with <c>/</c> and must not end with one.
     /// </summary>

@@ -59,6 +59,12 @@ internal static partial class CompressionLog
     [LoggerMessage(36, LogLevel.Error, "Making the dictionary deltas of {Path} failed; it is served with its ordinary codings.")]
     public static partial void DeltaFailed(ILogger logger, string path, Exception exception);
 
-    [LoggerMessage(37, LogLevel.Warning, "Dropped the dcz delta of {Path}: it does not decode to the file's bytes against its dictionary.")]
+    [LoggerMessage(37, LogLevel.Warning, "Dropped a dictionary delta (dcz or dcb) of {Path}: it does not decode to the file's bytes against its dictionary.")]
     public static partial void DeltaInvalid(ILogger logger, string path);
+
+    [LoggerMessage(38, LogLevel.Warning, "Left out a kept dictionary version read from {Path}: {Reason}.")]
+    public static partial void KeptVersionIgnored(ILogger logger, string path, string reason);
+
+    [LoggerMessage(39, LogLevel.Warning, "The kept dictionary versions are not saved in {Path} ({Reason}): they are kept in memory only, and lost on restart.")]
+    public static partial void KeptVersionsNotSaved(ILogger logger, string path, string reason);
 }

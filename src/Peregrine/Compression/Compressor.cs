@@ -198,7 +198,12 @@ internal sealed partial class Compressor : EncodingDemand, IDisposable
             catalog.Published += compressor.OnPublished;
             if (DeltaMaker.CanRun(compressor._options))
             {
-                compressor.Deltas = new DeltaMaker(compressor._options.Dictionaries, catalog.Budget, compressor._logger);
+                // A bucket's kept versions come from the bucket (docs/serving.md), never from
+                // this process's history, so that its replicas agree; a folder's are saved.
+                var store = compressor._options.CacheDirectory is { } cache && catalog.Options.Bucket is null
+                    ? KeptVersionStore.Open(cache, KeptVersionStore.KeyFor(catalog.Options), compressor._logger)
+                    : null;
+                compressor.Deltas = new DeltaMaker(compressor._options.Dictionaries, catalog.Budget, compressor._logger, store, catalog.Options.EarlierVersions, catalog.Options.RequestPath.Value ?? "");
                 catalog.Published += compressor.Deltas.OnPublished;
             }
 

@@ -25,7 +25,10 @@ internal sealed class DeltaMaker : IDisposable
     private readonly MemoryBudget _budget;
     private readonly ILogger _logger;
     private readonly KeptVersions _kept;
-    private readonly Channel<(CatalogEntry Entry, bool Dropped)> _queue = Channel.CreateUnbounded<(CatalogEntry, bool)>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly KeptVersionStore? _store;
+    private readonly Channel<Job> _queue = Channel.CreateUnbounded<Job>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly Func<string, IReadOnlyList<KeyValuePair<string, string>>?>? _earlier;
+    private readonly string _requestPath;
 
     // The entries in force of each asset, by reference (two snapshots may hold different entries
     // for one path), and the SHA-256 of each one's bytes. The worker's alone.
@@ -36,13 +39,29 @@ internal sealed class DeltaMaker : IDisposable
     private int _outstanding;
     private TaskCompletionSource _idle = Completed();
     private long _made;
+    private long _savedGeneration;
 
-    public DeltaMaker(DictionaryOptions options, MemoryBudget budget, ILogger logger)
+    /// <summary>
+    /// Starts the maker's thread. <paramref name="store"/> is where the kept versions are saved
+    /// across restarts, read back before anything else (null: in memory only); the maker owns it.
+    /// <paramref name="earlier"/>, for a source with a history of its own (a bucket,
+    /// <see cref="PeregrineOptions.EarlierVersions"/>), makes the kept versions a function of
+    /// that history and the files in force, never of what this process has seen; the files' URL
+    /// paths are under <paramref name="requestPath"/>.
+    /// </summary>
+    public DeltaMaker(DictionaryOptions options, MemoryBudget budget, ILogger logger, KeptVersionStore? store = null, Func<string, IReadOnlyList<KeyValuePair<string, string>>?>? earlier = null, string requestPath = "")
     {
         _options = options;
         _budget = budget;
         _logger = logger;
         _kept = new KeptVersions(options, budget);
+        _store = store;
+        _earlier = earlier;
+        _requestPath = requestPath;
+
+        // Reading the store back counts as work outstanding, so that WhenIdle waits for it.
+        _outstanding = 1;
+        _idle = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         new Thread(Work) { IsBackground = true, Name = "Peregrine dictionary deltas" }.Start();
     }
 
@@ -66,8 +85,10 @@ internal sealed class DeltaMaker : IDisposable
 
     /// <summary>
     /// Takes in a published snapshot, as <see cref="Compressor.OnPublished"/> does: the dictionary
-    /// entries it added, oldest file first (so that, on a first index of a folder holding several
-    /// versions, the newest are kept last and dropped last), and those it dropped.
+    /// entries it added, oldest first by Last-Modified, then by path (so that, on a first index of
+    /// a folder holding several versions, the newest are kept last and dropped last, in an order
+    /// every replica of a bucket shares: its Last-Modified is the listing's), and those it dropped.
+    /// With a source's history, the kept versions are first set anew from it, between the two.
     /// </summary>
     public void OnPublished(CatalogSnapshot snapshot, CatalogSnapshot? previous, SnapshotDelta? delta)
     {
@@ -85,12 +106,20 @@ internal sealed class DeltaMaker : IDisposable
 
         foreach (var entry in dropped.Where(e => e.DictionaryMatch is not null))
         {
-            Post(entry, dropped: true);
+            Post(new Job(entry, Dropped: true, Earlier: null, InForce: null));
         }
 
-        foreach (var entry in added.Where(e => e.DictionaryMatch is not null).OrderBy(e => e.LastWriteTicks))
+        if (_earlier is not null)
         {
-            Post(entry, dropped: false);
+            // The whole snapshot, in one job: the kept versions must not depend on which entries
+            // this process happened to reuse from an earlier release.
+            Post(new Job(null, Dropped: false, Earlier: _earlier(snapshot.Root) ?? [], InForce: InOrder(snapshot.Files)));
+            return;
+        }
+
+        foreach (var entry in InOrder(added))
+        {
+            Post(new Job(entry, Dropped: false, Earlier: null, InForce: null));
         }
     }
 
@@ -100,7 +129,7 @@ internal sealed class DeltaMaker : IDisposable
         _stopping.Cancel();
     }
 
-    private void Post(CatalogEntry entry, bool dropped)
+    private void Post(Job job)
     {
         lock (_gate)
         {
@@ -110,17 +139,17 @@ internal sealed class DeltaMaker : IDisposable
             }
         }
 
-        if (!_queue.Writer.TryWrite((entry, dropped)))
+        if (!_queue.Writer.TryWrite(job))
         {
             Done();
         }
     }
 
-    private void Done()
+    private void Done(int count = 1)
     {
         lock (_gate)
         {
-            if (--_outstanding == 0)
+            if ((_outstanding -= count) == 0)
             {
                 _idle.TrySetResult();
             }
@@ -133,31 +162,41 @@ internal sealed class DeltaMaker : IDisposable
         var reader = _queue.Reader;
         try
         {
+            Restore();
             while (reader.WaitToReadAsync(_stopping.Token).AsTask().GetAwaiter().GetResult())
             {
+                var handled = 0;
                 while (reader.TryRead(out var item))
                 {
                     try
                     {
-                        if (item.Dropped)
+                        if (item.Earlier is { } earlier)
                         {
-                            Drop(item.Entry);
+                            Reset(earlier, item.InForce!);
+                        }
+                        else if (item.Dropped)
+                        {
+                            Drop(item.Entry!);
                         }
                         else
                         {
-                            Add(item.Entry);
+                            Add(item.Entry!);
                         }
                     }
                     catch (Exception ex) when (ex is not OperationCanceledException)
                     {
                         // The entry keeps its ordinary codings; the next version tries again.
-                        CompressionLog.DeltaFailed(_logger, item.Entry.RelativePath, ex);
+                        CompressionLog.DeltaFailed(_logger, item.Entry?.RelativePath ?? "the earlier versions", ex);
                     }
                     finally
                     {
-                        Done();
+                        handled++;
                     }
                 }
+
+                // Saved once what was posted is handled, before it counts as done.
+                Save();
+                Done(handled);
             }
         }
         catch (OperationCanceledException)
@@ -165,11 +204,46 @@ internal sealed class DeltaMaker : IDisposable
         }
         finally
         {
+            _store?.Dispose();
             _kept.Clear();
             lock (_gate)
             {
                 _idle.TrySetResult();
             }
+        }
+    }
+
+    /// <summary>
+    /// Keeps the versions saved before a restart, oldest first, before the first snapshot's
+    /// entries are taken in: those still in force are found kept, and a deploy after the
+    /// restart gets deltas against the versions served before it.
+    /// </summary>
+    private void Restore()
+    {
+        try
+        {
+            if (_store is not null)
+            {
+                foreach (var (match, sha256, content) in _store.Load(_options.MaxBytes))
+                {
+                    _kept.Keep(match, sha256, content);
+                }
+
+                _savedGeneration = _kept.Generation;
+            }
+        }
+        finally
+        {
+            Done();
+        }
+    }
+
+    private void Save()
+    {
+        if (_store is not null && _kept.Generation != _savedGeneration)
+        {
+            _store.Save(_kept.OldestFirst);
+            _savedGeneration = _kept.Generation;
         }
     }
 
@@ -198,6 +272,72 @@ internal sealed class DeltaMaker : IDisposable
         foreach (var version in entries)
         {
             Refresh(version, content: ReferenceEquals(version, entry) ? content : null);
+        }
+    }
+
+    /// <summary>
+    /// Sets the kept versions anew from a source's history: <paramref name="earlier"/> oldest
+    /// first, then the files in force (by Last-Modified, then path), then the deltas of every file
+    /// in force against them. What the process kept before goes, so that two replicas that
+    /// started at different times, or saw different releases come and go, keep the same versions
+    /// and so make the same deltas (zstd's output is a function of its input and parameters).
+    /// </summary>
+    private void Reset(IReadOnlyList<KeyValuePair<string, string>> earlier, List<CatalogEntry> inForce)
+    {
+        _kept.Clear();
+        foreach (var (path, file) in earlier)
+        {
+            if (DictionaryMatch.For(_requestPath, path) is not { } match)
+            {
+                continue;
+            }
+
+            try
+            {
+                if (new FileInfo(file).Length <= _options.MaxBytes)
+                {
+                    var bytes = File.ReadAllBytes(file);
+                    var hash = new byte[32];
+                    ContentHash.HashData(bytes, hash);
+                    _kept.Keep(match, hash, bytes);
+                }
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            {
+                // Removed by a later release meanwhile: that release's reset follows.
+            }
+        }
+
+        foreach (var entry in inForce)
+        {
+            if (Content(entry) is not { } content)
+            {
+                continue;
+            }
+
+            if (!_hashes.TryGetValue(entry, out var hash))
+            {
+                hash = new byte[32];
+                ContentHash.HashData(content, hash);
+                _hashes[entry] = hash;
+                if (!_inForce.TryGetValue(entry.DictionaryMatch!, out var entries))
+                {
+                    entries = [];
+                    _inForce[entry.DictionaryMatch!] = entries;
+                }
+
+                entries.Add(entry);
+            }
+
+            _kept.Keep(entry.DictionaryMatch!, hash, content);
+        }
+
+        foreach (var entry in inForce)
+        {
+            if (_hashes.ContainsKey(entry))
+            {
+                Refresh(entry, content: null);
+            }
         }
     }
 
@@ -250,22 +390,30 @@ internal sealed class DeltaMaker : IDisposable
                 continue;
             }
 
-            if (current?.Find(version.Sha256) is { } existing)
+            foreach (var coding in (ReadOnlySpan<ContentCoding>)[ContentCoding.Dcz, ContentCoding.Dcb])
             {
-                deltas.Add((version.Sha256, existing));
-                continue;
-            }
+                if (coding == ContentCoding.Dcb && !BrotliDictionary.IsAvailable)
+                {
+                    continue;
+                }
 
-            content ??= Content(entry);
-            if (content is null)
-            {
-                return;
-            }
+                if (current?.Find(version.Sha256, dcz: coding == ContentCoding.Dcz, dcb: coding == ContentCoding.Dcb) is { } existing)
+                {
+                    deltas.Add((version.Sha256, existing));
+                    continue;
+                }
 
-            if (Make(entry, content, version) is { } made)
-            {
-                deltas.Add((version.Sha256, made));
-                changed = true;
+                content ??= Content(entry);
+                if (content is null)
+                {
+                    return;
+                }
+
+                if (Make(entry, content, version, coding) is { } made)
+                {
+                    deltas.Add((version.Sha256, made));
+                    changed = true;
+                }
             }
         }
 
@@ -287,27 +435,37 @@ internal sealed class DeltaMaker : IDisposable
         }
     }
 
-    private Representation? Make(CatalogEntry entry, byte[] content, KeptVersions.Version dictionary)
+    /// <summary>
+    /// The delta of <paramref name="content"/> against <paramref name="dictionary"/> in
+    /// <paramref name="coding"/> (dcz, or dcb where brotli 1.1 is linked in), checked by decoding
+    /// it; null when it saves nothing, does not decode, or finds no room in the budget.
+    /// </summary>
+    private Representation? Make(CatalogEntry entry, byte[] content, KeptVersions.Version dictionary, ContentCoding coding)
     {
-        var dcz = Zstd.CompressDcz(content, dictionary.Content, dictionary.Sha256);
-        if (dcz.Length >= content.Length)
+        var delta = coding == ContentCoding.Dcb
+            ? BrotliDictionary.Compress(content, dictionary.Content, dictionary.Sha256)
+            : Zstd.CompressDcz(content, dictionary.Content, dictionary.Sha256);
+        if (delta.Length >= content.Length)
         {
             return null;
         }
 
-        if (!Zstd.DczDecodesTo(dcz, dictionary.Content, dictionary.Sha256, content))
+        var decodes = coding == ContentCoding.Dcb
+            ? BrotliDictionary.DecodesTo(delta, dictionary.Content, dictionary.Sha256, content)
+            : Zstd.DczDecodesTo(delta, dictionary.Content, dictionary.Sha256, content);
+        if (!decodes)
         {
             CompressionLog.DeltaInvalid(_logger, entry.RelativePath);
             return null;
         }
 
-        if (!_budget.TryReserve(dcz.Length))
+        if (!_budget.TryReserve(delta.Length))
         {
             return null;
         }
 
         Interlocked.Increment(ref _made);
-        return new Representation(ContentCoding.Dcz, dcz.Length, EntityTag.Compute(dcz), dcz, physicalPath: null);
+        return new Representation(coding, delta.Length, EntityTag.Compute(delta), delta, physicalPath: null);
     }
 
     private void Release(DictionaryDeltas? deltas)
@@ -366,4 +524,10 @@ internal sealed class DeltaMaker : IDisposable
         source.SetResult();
         return source;
     }
+
+    /// <summary>One thing for the worker: an entry added or dropped, or the kept versions set anew from a source's history.</summary>
+    private readonly record struct Job(CatalogEntry? Entry, bool Dropped, IReadOnlyList<KeyValuePair<string, string>>? Earlier, List<CatalogEntry>? InForce);
+
+    private static List<CatalogEntry> InOrder(IEnumerable<CatalogEntry> entries)
+        => entries.Where(e => e.DictionaryMatch is not null).OrderBy(e => e.LastModifiedTicks).ThenBy(e => e.RelativePath, StringComparer.Ordinal).ToList();
 }

@@ -34,8 +34,14 @@ internal sealed class KeptVersions
     /// <summary>The bytes of every version kept.</summary>
     public long Bytes => _bytes;
 
-    /// <summary>The versions kept, oldest first.</summary>
+    /// <summary>How many versions are kept.</summary>
     public int Count => _oldestFirst.Count;
+
+    /// <summary>Every version kept, oldest first.</summary>
+    public IEnumerable<Version> OldestFirst => _oldestFirst;
+
+    /// <summary>Changes with every version kept or dropped, so that a writer can tell whether there is anything new to save.</summary>
+    public long Generation { get; private set; }
 
     /// <summary>The versions of the asset <paramref name="match"/> names, oldest first; empty when none.</summary>
     public IReadOnlyList<Version> Of(string match) => _byAsset.TryGetValue(match, out var versions) ? versions : [];
@@ -95,6 +101,7 @@ internal sealed class KeptVersions
 
         versions.Add(version);
         _bytes += content.Length;
+        Generation++;
         return true;
     }
 
@@ -110,6 +117,7 @@ internal sealed class KeptVersions
 
         _bytes -= version.Content.Length;
         _budget.Release(version.Content.Length);
+        Generation++;
     }
 
     /// <summary>Gives every byte back to the budget, when compression stops.</summary>

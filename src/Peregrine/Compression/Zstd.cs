@@ -22,20 +22,15 @@ internal static unsafe partial class Zstd
     /// <summary>The window limit of RFC 9659 §3 (8 MiB), enforced on sidecars too.</summary>
     private const int WindowLogMax = 23;
 
-    private const int MinimumVersion = 1_04_00;
-
-    private static readonly Lazy<string?> s_unavailableReason = new(Probe);
-    private static uint s_version;
-
     /// <summary>True when libzstd can be used.</summary>
-    public static bool IsAvailable => s_unavailableReason.Value is null;
+    public static bool IsAvailable => LibZstd.IsUsable;
 
     /// <summary>Why libzstd cannot be used, or <see langword="null"/> when it can.</summary>
-    public static string? UnavailableReason => s_unavailableReason.Value;
+    public static string? UnavailableReason => LibZstd.UnusableReason;
 
     /// <summary>What the start-up line says: the library's version, or that there is no zstd.</summary>
     public static string Description
-        => IsAvailable ? $"zstd (libzstd {s_version / 10000}.{s_version / 100 % 100}.{s_version % 100})" : "no zstd";
+        => IsAvailable ? $"zstd (libzstd {LibZstd.Version / 10000}.{LibZstd.Version / 100 % 100}.{LibZstd.Version % 100})" : "no zstd";
 
     /// <summary>Compresses into a single frame that records the content size.</summary>
     public static byte[] Compress(ReadOnlySpan<byte> source, int level = Level)
@@ -62,25 +57,6 @@ internal static unsafe partial class Zstd
 
     /// <summary>A read-only stream of the bytes that <paramref name="encoded"/> decodes to.</summary>
     public static Stream OpenDecoder(Stream encoded, bool leaveOpen) => new DecoderStream(encoded, leaveOpen);
-
-    private static string? Probe()
-    {
-        // Not PlatformParts.IsNative: wherever libzstd.so.1 loads (a BSD), it is used unless forced off.
-        if (PlatformParts.PortableForced)
-        {
-            return "the portable parts are forced (" + PlatformParts.PortableVariable + ")";
-        }
-
-        try
-        {
-            var version = s_version = LibZstd.ZSTD_versionNumber();
-            return version >= MinimumVersion ? null : $"version {version / 10000}.{version / 100 % 100}.{version % 100} is older than 1.4.0";
-        }
-        catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException)
-        {
-            return ex.Message;
-        }
-    }
 
     private static void ThrowIfError(nuint code)
     {

@@ -20,4 +20,7 @@ internal enum ContentCoding : byte
 
     /// <summary>Zstandard against a dictionary the client holds (RFC 9842 §4.2); never a variant in <see cref="ContentCodingSet"/>.</summary>
     Dcz = 4,
+
+    /// <summary>Brotli against a dictionary the client holds (RFC 9842 §4.1); as <see cref="Dcz"/>, never a variant.</summary>
+    Dcb = 5,
 }

@@ -1,9 +1,9 @@
 namespace Peregrine.Indexing;
 
 /// <summary>
-/// The dcz representations of one file (RFC 9842 §4.2), one per earlier version it was encoded
-/// against, each found by that version's SHA-256 as a browser names it in
-/// <c>Available-Dictionary</c>. Made once and published on the entry with one reference write,
+/// The dictionary-encoded representations of one file (RFC 9842 §4: dcz, and dcb where it can
+/// be made), one per earlier version it was encoded against and coding, each found by that
+/// version's SHA-256 as a browser names it in <c>Available-Dictionary</c>. Made once and published on the entry with one reference write,
 /// like <see cref="EncodedVariants"/>; a new set replaces the old one whole.
 /// </summary>
 internal sealed class DictionaryDeltas
@@ -25,7 +25,7 @@ internal sealed class DictionaryDeltas
         }
     }
 
-    /// <summary>How many earlier versions this file has a delta against.</summary>
+    /// <summary>How many deltas this file has (one per earlier version and coding).</summary>
     public int Count => _deltas.Length;
 
     /// <summary>The SHA-256 of each dictionary, in the order of <see cref="Deltas"/>.</summary>
@@ -34,12 +34,14 @@ internal sealed class DictionaryDeltas
     public IReadOnlyList<Representation> Deltas => _deltas;
 
     /// <summary>
-    /// The delta against the dictionary whose SHA-256 is <paramref name="dictionaryHash"/>, or
-    /// <see langword="null"/>. A set holds at most <see cref="DictionaryOptions.MaxVersions"/>
-    /// deltas, so the probe is a scan of that many 64-bit keys (the hash's first eight bytes,
-    /// which are uniformly distributed), then one full comparison; no allocation.
+    /// The smallest delta against the dictionary whose SHA-256 is <paramref name="dictionaryHash"/>
+    /// in a coding allowed (<paramref name="dcz"/>, <paramref name="dcb"/>), or
+    /// <see langword="null"/>. A set holds at most two deltas for each of
+    /// <see cref="DictionaryOptions.MaxVersions"/> versions, so the probe is a scan of that many
+    /// 64-bit keys (the hash's first eight bytes, which are uniformly distributed), then a full
+    /// comparison for each match; no allocation.
     /// </summary>
-    public Representation? Find(ReadOnlySpan<byte> dictionaryHash)
+    public Representation? Find(ReadOnlySpan<byte> dictionaryHash, bool dcz = true, bool dcb = true)
     {
         if (dictionaryHash.Length != 32)
         {
@@ -47,14 +49,17 @@ internal sealed class DictionaryDeltas
         }
 
         var key = BitConverter.ToUInt64(dictionaryHash);
+        Representation? best = null;
         for (var i = 0; i < _keys.Length; i++)
         {
-            if (_keys[i] == key && dictionaryHash.SequenceEqual(_hashes[i]))
+            var delta = _deltas[i];
+            if (_keys[i] == key && (delta.Coding == ContentCoding.Dcz ? dcz : dcb) && dictionaryHash.SequenceEqual(_hashes[i])
+                && (best is null || delta.Length < best.Length))
             {
-                return _deltas[i];
+                best = delta;
             }
         }
 
-        return null;
+        return best;
     }
 }

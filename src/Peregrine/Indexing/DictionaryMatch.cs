@@ -44,6 +44,20 @@ internal static class DictionaryMatch
         return string.Concat(requestPath, relativePath.AsSpan(0, nameStart + start), "*", relativePath.AsSpan(nameStart + end));
     }
 
+    /// <summary>
+    /// True when <paramref name="pattern"/> is one <see cref="For"/> could have made: a path
+    /// from the root with one <c>*</c> in its last segment and only plain characters besides.
+    /// For patterns read back from disk.
+    /// </summary>
+    public static bool IsPattern(string pattern)
+    {
+        var star = pattern.IndexOf('*', StringComparison.Ordinal);
+        return pattern.Length > 1 && pattern[0] == '/'
+            && star > pattern.LastIndexOf('/') && star == pattern.LastIndexOf('*')
+            && !pattern.AsSpan(0, star).ContainsAnyExcept(PlainPathChars)
+            && !pattern.AsSpan(star + 1).ContainsAnyExcept(PlainPathChars);
+    }
+
     /// <summary>The field value for <paramref name="pattern"/>: <c>match="…"</c>, nothing to escape by construction.</summary>
     public static string FieldValue(string pattern) => "match=\"" + pattern + "\"";
 }

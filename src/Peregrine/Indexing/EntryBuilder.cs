@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using Microsoft.Extensions.Logging;
+using Peregrine.Interop;
 using Peregrine.Logging;
 using Peregrine.Sources;
 
@@ -33,7 +34,10 @@ internal sealed class EntryBuilder
         _logger = logger;
         _contentTypes = new ContentTypeMap(options);
         _cachePolicy = new CachePolicy(options);
-        _dictionaries = options.FingerprintedNames && options.Compression.Enabled && options.Compression.Dictionaries?.Enabled == true;
+        // RFC 9842 §2: Use-As-Dictionary asks the browser to keep the file for a later delta,
+        // which only libzstd can make here (dcz); without it the field would cost the browser
+        // its storage and every later request an Available-Dictionary for nothing.
+        _dictionaries = options.FingerprintedNames && options.Compression.Enabled && options.Compression.Dictionaries?.Enabled == true && LibZstd.IsUsable;
     }
 
     /// <summary>

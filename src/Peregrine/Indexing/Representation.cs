@@ -27,6 +27,7 @@ internal sealed class Representation
             ContentCoding.Zstd => "zstd",
             ContentCoding.Gzip => "gzip",
             ContentCoding.Dcz => "dcz",
+            ContentCoding.Dcb => "dcb",
             _ => StringValues.Empty,
         };
     }

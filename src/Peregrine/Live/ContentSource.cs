@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Logging;
+using Peregrine.Indexing;
 using Peregrine.Sources;
 
 namespace Peregrine.Live;
@@ -21,8 +22,9 @@ internal sealed class ContentSource : IDisposable
     /// <summary>
     /// The source <paramref name="options"/> name. For a bucket, made by <paramref name="buckets"/>
     /// (the Peregrine.AspNetCore.Buckets package), this makes the process's folder for the copy and
-    /// sets <see cref="PeregrineOptions.Root"/> to its link and
-    /// <see cref="PeregrineOptions.ListedLastModified"/> to its listed times, before the catalog reads them.
+    /// sets <see cref="PeregrineOptions.Root"/> to its link,
+    /// <see cref="PeregrineOptions.ListedLastModified"/> to its listed times and
+    /// <see cref="PeregrineOptions.EarlierVersions"/> to its releases' earlier versions, before the catalog reads them.
     /// </summary>
     public static ContentSource For(PeregrineOptions options, IBucketSourceFactory? buckets, ILoggerFactory loggerFactory)
     {
@@ -33,9 +35,21 @@ internal sealed class ContentSource : IDisposable
 
         // Validation reports this at start; an application that skipped it learns here.
         var factory = buckets ?? throw new InvalidOperationException(IBucketSourceFactory.NotAdded);
+        // The bucket keeps the releases the compression dictionaries take earlier versions from
+        // (docs/serving.md); only the core knows which files are fingerprinted.
+        var dictionaries = options.Compression.Dictionaries;
+        if (options.Compression.Enabled && dictionaries?.Enabled == true && options.FingerprintedNames)
+        {
+            var requestPath = options.RequestPath.Value ?? "";
+            bucketOptions.EarlierReleases = Math.Max(0, dictionaries.MaxVersions - 1);
+            bucketOptions.EarlierMaxBytes = dictionaries.MaxBytes;
+            bucketOptions.DictionaryFiles = relative => DictionaryMatch.For(requestPath, "/" + relative) is not null;
+        }
+
         var copied = factory.Create(bucketOptions, loggerFactory);
         options.Root = copied.RootLink;
         options.ListedLastModified = copied.ListedLastModified;
+        options.EarlierVersions = copied.EarlierVersions;
         return new ContentSource(copied);
     }
 

@@ -51,9 +51,10 @@ internal static partial class AcceptEncoding
     private const int IdentitySlot = 3;
     private const int AnySlot = 4;
 
-    // dcz (RFC 9842 §4.2) is weighed here but chosen by DeltaSelector, never by Choose.
+    // dcz and dcb (RFC 9842 §4) are weighed here but chosen by DeltaSelector, never by Choose.
     private const int DczSlot = 5;
-    private const int SlotCount = 6;
+    private const int DcbSlot = 6;
+    private const int SlotCount = 7;
 
     // tchar, RFC 9110 §5.6.2.
     private static readonly SearchValues<char> TokenChars =
@@ -307,6 +308,11 @@ internal static partial class AcceptEncoding
         if (name.Equals("dcz", StringComparison.OrdinalIgnoreCase))
         {
             return DczSlot;
+        }
+
+        if (name.Equals("dcb", StringComparison.OrdinalIgnoreCase))
+        {
+            return DcbSlot;
         }
 
         // Codings this server never produces (deflate, compress, ...) cannot be chosen, so their

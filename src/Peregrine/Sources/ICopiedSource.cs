@@ -16,6 +16,9 @@ internal interface ICopiedSource : IDisposable
     /// <summary>The Last-Modified the store lists for a file, becomes <see cref="PeregrineOptions.ListedLastModified"/>.</summary>
     Func<string, string, long?> ListedLastModified { get; }
 
+    /// <summary>The earlier versions of a version folder's fingerprinted files, becomes <see cref="PeregrineOptions.EarlierVersions"/>.</summary>
+    Func<string, IReadOnlyList<KeyValuePair<string, string>>?> EarlierVersions { get; }
+
     /// <summary>True once a whole release is in the copy: until then, requests are answered 503.</summary>
     bool HasSynced { get; }
 

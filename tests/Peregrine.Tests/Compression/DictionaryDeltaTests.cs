@@ -19,8 +19,8 @@ namespace Peregrine.Tests.Compression;
 /// </summary>
 public sealed class DictionaryDeltaTests
 {
-    private const string OldPath = "/assets/app-0a1b2c3d.js";
-    private const string NewPath = "/assets/app-4e5f6a7b.js";
+    internal const string OldPath = "/assets/app-0a1b2c3d.js";
+    internal const string NewPath = "/assets/app-4e5f6a7b.js";
     private const string Browser = "gzip, deflate, br, zstd, dcb, dcz";
 
     private static readonly byte[] s_old = Script(1);
@@ -299,7 +299,7 @@ public sealed class DictionaryDeltaTests
         return host;
     }
 
-    private static async Task WaitForDeltasAsync(PeregrineHost host, string path, string? gone)
+    internal static async Task WaitForDeltasAsync(PeregrineHost host, string path, string? gone)
     {
         var catalog = host.Services.GetRequiredService<FileCatalog>();
         var clock = Stopwatch.StartNew();
@@ -317,7 +317,7 @@ public sealed class DictionaryDeltaTests
         }
     }
 
-    private static HttpRequestMessage Request(HttpMethod method, string path, string? hash, string acceptEncoding, string? site = "same-origin", string? ifNoneMatch = null)
+    internal static HttpRequestMessage Request(HttpMethod method, string path, string? hash, string acceptEncoding, string? site = "same-origin", string? ifNoneMatch = null)
     {
         var request = new HttpRequestMessage(method, path);
         request.Headers.TryAddWithoutValidation("Accept-Encoding", acceptEncoding);
@@ -340,7 +340,7 @@ public sealed class DictionaryDeltaTests
         return request;
     }
 
-    private static Task<HttpResponseMessage> SendAsync(PeregrineHost host, HttpMethod method, string path, string? hash, string acceptEncoding = Browser, string? ifNoneMatch = null)
+    internal static Task<HttpResponseMessage> SendAsync(PeregrineHost host, HttpMethod method, string path, string? hash, string acceptEncoding = Browser, string? ifNoneMatch = null)
         => host.Client.SendAsync(Request(method, path, hash, acceptEncoding, ifNoneMatch: ifNoneMatch));
 
     private static async Task<byte[]> OrdinaryAsync(PeregrineHost host, string path)
@@ -349,13 +349,13 @@ public sealed class DictionaryDeltaTests
         return await response.Content.ReadAsByteArrayAsync();
     }
 
-    private static string Hash(byte[] dictionary) => ":" + Convert.ToBase64String(SHA256.HashData(dictionary)) + ":";
+    internal static string Hash(byte[] dictionary) => ":" + Convert.ToBase64String(SHA256.HashData(dictionary)) + ":";
 
     private static string? Single(HttpResponseMessage response, string name)
         => response.Headers.TryGetValues(name, out var values) ? values.Single() : null;
 
     /// <summary>Debian's zstd command, as an independent decoder: it skips the 40-byte header (a skippable frame) itself.</summary>
-    private static byte[] ZstdCli(TempTree tree, byte[] dcz, byte[] dictionary)
+    internal static byte[] ZstdCli(TempTree tree, byte[] dcz, byte[] dictionary)
     {
         var folder = tree.Root + "-zstd";
         Directory.CreateDirectory(folder);
@@ -379,7 +379,7 @@ public sealed class DictionaryDeltaTests
     }
 
     /// <summary>About 40 KB of script; versions differ in a few places, as two releases of a bundle do.</summary>
-    private static byte[] Script(int version)
+    internal static byte[] Script(int version)
     {
         var text = new StringBuilder();
         var random = new Random(7);

@@ -72,7 +72,21 @@ public sealed class AvailableDictionaryTests
     [InlineData("", false)]
     public void Dcz_CountsOnlyWhenNamedWithAWeight(string acceptEncoding, bool accepted)
     {
-        Assert.Equal(accepted, AcceptEncoding.AcceptsDcz(new StringValues(acceptEncoding)));
-        Assert.Equal(accepted, AcceptEncoding.AcceptsDcz(acceptEncoding.AsSpan()));
+        Assert.Equal(accepted, (AcceptEncoding.AcceptedDictionaryCodings(new StringValues(acceptEncoding)) & DictionaryCodings.Dcz) != 0);
+        Assert.Equal(accepted, (AcceptEncoding.AcceptedDictionaryCodings(acceptEncoding.AsSpan()) & DictionaryCodings.Dcz) != 0);
+    }
+
+    [Theory]
+    [InlineData("gzip, deflate, br, zstd, dcb, dcz", 3)]
+    [InlineData("dcb", 2)]
+    [InlineData("DCB;q=0.1, dcz;q=0", 2)]
+    [InlineData("dcb;q=0, dcz", 1)]
+    [InlineData("*, br", 0)]
+    [InlineData("dcbb, xdcb", 0)]
+    public void DictionaryCodings_EachCountsOnlyWhenNamedWithAWeight(string acceptEncoding, int codings)
+    {
+        var expected = (DictionaryCodings)codings;
+        Assert.Equal(expected, AcceptEncoding.AcceptedDictionaryCodings(new StringValues(acceptEncoding)));
+        Assert.Equal(expected, AcceptEncoding.AcceptedDictionaryCodings(acceptEncoding.AsSpan()));
     }
 }

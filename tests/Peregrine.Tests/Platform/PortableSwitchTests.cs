@@ -57,6 +57,23 @@ public sealed class PortableSwitchTests : IDisposable
         Assert.Matches(@"Platform: inotify watching, FICLONE or copy_file_range copies, leases for open writers, (zstd \(libzstd \d+\.\d+\.\d+\)|no zstd)\.$", line.Trim());
     }
 
+    [Fact]
+    public async Task ServerProcess_WithoutZstd_OffersNoCompressionDictionary()
+    {
+        // RFC 9842: Use-As-Dictionary only where a delta against the file can be made, which
+        // needs libzstd; the portable parts never load it.
+        _tree.Write("assets/app-0a1b2c3d.js", string.Concat(Enumerable.Repeat("export const a = 1;\n", 200)));
+        using var server = ServerProcess.Start(new Dictionary<string, string> { [PlatformParts.PortableVariable] = "1" }, _tree.Root, "--port", "0");
+        using var client = new HttpClient { BaseAddress = await server.AddressAsync() };
+
+        using var response = await client.GetAsync("/assets/app-0a1b2c3d.js");
+
+        Assert.Equal(System.Net.HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal("public, max-age=31536000, immutable", response.Headers.CacheControl!.ToString());
+        Assert.False(response.Headers.Contains("Use-As-Dictionary"));
+        Assert.DoesNotContain("Available-Dictionary", response.Headers.Vary);
+    }
+
     private static async Task EventuallyServedAsync(HttpClient client, string path, string expected)
     {
         using var guard = new HangGuard(Bound);

@@ -32,6 +32,8 @@ public sealed class BucketHost : IAsyncDisposable
 
     public HttpClient Client { get; }
 
+    public IServiceProvider Services => _app.Services;
+
     internal BucketSource Source => (BucketSource)PeregrineInstances.SourceOf(_app.Services, "").Copied!;
 
     public static async Task<BucketHost> StartAsync(Uri endpoint, string uri, Action<BucketOptions>? configure = null, Action<PeregrineOptions>? options = null)
