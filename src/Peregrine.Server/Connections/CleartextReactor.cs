@@ -25,8 +25,8 @@ namespace Peregrine.Server.Connections;
 /// connection to Kestrel as it stands, through <see cref="HandOn"/>: a request the fast path
 /// does not answer, a head that has not all arrived, the connection preface of HTTP/2, and the
 /// rarer shapes of a response still being sent with more read behind it. What was read and not
-/// answered goes with it (Kestrel reads it first), and so does output not yet sent and whether
-/// a request was answered (<see cref="ReactorCarry"/>); the fast path then goes on where the
+/// answered goes with it (Kestrel reads it first), and so does the connection's
+/// <see cref="ConnectionState"/>, with output not yet sent; the fast path then goes on where the
 /// reactor stopped, under Kestrel's timeouts. Idle connections here are closed after Kestrel's
 /// keep-alive timeout, as Kestrel closes its own. When the listener stops, idle ones are closed
 /// and those still sending are handed to Kestrel to finish, closing after their response, as
@@ -35,7 +35,7 @@ namespace Peregrine.Server.Connections;
 internal sealed unsafe partial class CleartextReactor : IDisposable
 {
     /// <summary>A connection handed to Kestrel: its socket, bytes read and not answered, what the reactor leaves to the fast path, and whether it opened with HTTP/2's preface.</summary>
-    public delegate void HandOnCallback(Socket socket, byte[]? prefix, ReactorCarry? carry, bool http2);
+    public delegate void HandOnCallback(Socket socket, byte[]? prefix, ConnectionState? state, bool http2);
 
     public const string ThreadName = "Peregrine reactor";
 
@@ -141,25 +141,22 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
     /// <see cref="Socket"/> is made for it only when it goes to Kestrel (Loop.HandOn):
     /// making one costs ten system calls (its type, family, protocol, addresses and flags).
     /// </summary>
-    private sealed class Connection(int fd, long now)
+    /// <remarks>
+    /// Its protocol state (first request, output, closing) is the <see cref="ConnectionState"/> it
+    /// derives from, which decides each step and goes to Kestrel with it; what it adds is the
+    /// epoll shell's.
+    /// </remarks>
+    private sealed class Connection(int fd, long now) : ConnectionState(new SocketOutput(fd), inReactor: true)
     {
         public int Fd { get; } = fd;
-
-        public SocketOutput Output { get; } = new(fd);
-
-        /// <summary>No request answered yet (<see cref="KestrelFront"/> looks at the first head only).</summary>
-        public bool First = true;
 
         /// <summary>Nothing read yet: the first read may be HTTP/2's connection preface.</summary>
         public bool Fresh = true;
 
         public long LastActive = now;
 
-        /// <summary>A response waits for room in the socket; nothing more is read until it has gone.</summary>
+        /// <summary>A response waits for room in the socket (<see cref="ConnectionStep.Send"/>); nothing more is read until it has gone.</summary>
         public bool Sending;
-
-        /// <summary>The connection closes once the response waiting has gone (Connection: close).</summary>
-        public bool Closing;
 
         /// <summary>While sending: input may wait unread in the socket, and no later edge of epoll would say so.</summary>
         public bool Unread;
@@ -356,7 +353,8 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     {
                         // Kestrel finishes the response, then closes, as it ends its own
                         // connections when it stops (within the host's shutdown timeout).
-                        HandOn(connection, null, pending: true, closing: true);
+                        connection.Stop();
+                        HandOn(connection, null);
                     }
                     else
                     {
@@ -498,27 +496,25 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                 return;
             }
 
-            switch (connection.Output.SendWithoutWaiting(closing: connection.Closing))
+            var progress = connection.Output!.SendWithoutWaiting(closing: connection.Closing);
+            switch (connection.Next(progress))
             {
-                case SocketOutput.Progress.Full:
+                case ConnectionStep.Send:
                     return;
-                case SocketOutput.Progress.Failed:
+                case ConnectionStep.Close:
+                    if (progress == SocketOutput.Progress.Done && connection.Unread)
+                    {
+                        Discard(connection);
+                    }
+
                     Close(connection);
                     return;
             }
 
+            // ConnectionStep.Read.
             connection.Sending = false;
             connection.LastActive = _now;
-            if (connection.Closing)
-            {
-                if (connection.Unread)
-                {
-                    Discard(connection);
-                }
-
-                Close(connection);
-            }
-            else if (connection.Unread)
+            if (connection.Unread)
             {
                 connection.Unread = false;
                 Serve(connection, connection.Ended);
@@ -583,12 +579,12 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                     connection.Fresh = false;
                     if (ClientHelloListener.ReadPreface(_buffer.AsSpan(0, filled)) is ClientOffer.Http2 or ClientOffer.Incomplete && filled >= 4)
                     {
-                        HandOn(connection, _buffer.AsSpan(0, filled).ToArray(), pending: false, closing: false, http2: true);
+                        HandOn(connection, _buffer.AsSpan(0, filled).ToArray(), http2: true);
                         return;
                     }
                 }
 
-                if (!Answer(connection, filled, ended, warmed: false, out kept))
+                if (!Answer(connection, filled, ended, out kept))
                 {
                     return;
                 }
@@ -620,109 +616,24 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         /// moved to the start of the read buffer; false when the connection was closed or handed
         /// on, or waits for room in the socket for the rest of a response.
         /// </summary>
-        private bool Answer(Connection connection, int filled, bool ended, bool warmed, out int kept)
+        private bool Answer(Connection connection, int filled, bool ended, out int kept)
         {
             kept = 0;
             var start = 0;
             while (true)
             {
                 var input = new ReadOnlySequence<byte>(_buffer, start, filled - start);
-                var outcome = _owner._fastPath.Answer(ref input, connection.Output, ref connection.First, warmed, out var rewritten, out var rewrittenLength, out var cold);
-                warmed = false;
+                var outcome = _owner._fastPath.Answer(ref input, connection, out var rewritten, out var rewrittenLength, out var cold);
                 var at = filled - (int)input.Length;
-                var progress = connection.Output.SendWithoutWaiting(closing: outcome == Http1FastPath.Outcome.Close);
-                if (progress == SocketOutput.Progress.Failed)
+                var progress = connection.Output!.SendWithoutWaiting(closing: outcome == Http1FastPath.Outcome.Close);
+                switch (connection.Next(outcome, progress, answered: at != start, behind: at != filled))
                 {
-                    Close(connection);
-                    return false;
-                }
-
-                var pending = progress == SocketOutput.Progress.Full;
-                switch (outcome)
-                {
-                    case Http1FastPath.Outcome.Close:
-                        // A full read may have left more in the socket, to be read before it closes.
-                        if (pending)
-                        {
-                            WaitToSend(connection, closing: true, unread: filled == ReadSize, ended);
-                        }
-                        else
-                        {
-                            if (filled == ReadSize)
-                            {
-                                Discard(connection);
-                            }
-
-                            Close(connection);
-                        }
-
-                        return false;
-
-                    case Http1FastPath.Outcome.HandOff:
-                        byte[] prefix;
-                        if (rewritten is null)
-                        {
-                            prefix = _buffer.AsSpan(at, filled - at).ToArray();
-                        }
-                        else
-                        {
-                            // Kestrel reads the head rewritten for it (KestrelFront) in place of the one read.
-                            prefix = new byte[rewritten.Length + filled - at - rewrittenLength];
-                            rewritten.CopyTo(prefix, 0);
-                            _buffer.AsSpan(at + rewrittenLength, filled - at - rewrittenLength).CopyTo(prefix.AsSpan(rewritten.Length));
-                        }
-
-                        HandOn(connection, prefix, pending, closing: false, kestrels: true);
-                        return false;
-
-                    case Http1FastPath.Outcome.Lend:
-                        // Kestrel answers the next head, and the fast path the connection after
-                        // it, on Kestrel's transport: the head waits there, unread.
-                        HandOn(connection, _buffer.AsSpan(at, filled - at).ToArray(), pending, closing: false);
-                        return false;
-
-                    case Http1FastPath.Outcome.Warm:
-                        if (pending)
-                        {
-                            // Rare: answers before it still wait for room. Kestrel's transport
-                            // takes the connection, and the fast path there waits for the pages.
-                            HandOn(connection, _buffer.AsSpan(at, filled - at).ToArray(), pending: true, closing: false);
-                        }
-                        else
-                        {
-                            Park(connection, _buffer.AsSpan(at, filled - at).ToArray(), cold!, unread: filled == ReadSize || ended, ended);
-                        }
-
-                        return false;
-
-                    case Http1FastPath.Outcome.Flush:
-                        // More requests wait in this read: answer them once these have gone.
-                        if (pending)
-                        {
-                            HandOn(connection, _buffer.AsSpan(at, filled - at).ToArray(), pending: true, closing: false);
-                            return false;
-                        }
-
+                    case ConnectionStep.Answer:
+                        // More requests wait in this read: answer them, now that these have gone.
                         start = at;
                         continue;
 
-                    default:
-                        if (pending)
-                        {
-                            if (at == filled)
-                            {
-                                // The common shape: one large response, nothing read behind it.
-                                // A full read, or an end not yet read, leaves input in the socket.
-                                WaitToSend(connection, closing: false, unread: filled == ReadSize || ended, ended);
-                            }
-                            else
-                            {
-                                HandOn(connection, _buffer.AsSpan(at, filled - at).ToArray(), pending: true, closing: false);
-                            }
-
-                            return false;
-                        }
-
+                    case ConnectionStep.Read:
                         kept = filled - at;
                         if (kept != 0 && at != 0)
                         {
@@ -730,6 +641,48 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
                         }
 
                         return true;
+
+                    case ConnectionStep.Send:
+                        // The common shape: one large response, nothing read behind it (or the
+                        // last response). A full read, or an end not yet read, leaves input in
+                        // the socket, to be read before the connection closes or reads on.
+                        WaitToSend(connection, unread: filled == ReadSize || (ended && !connection.Closing), ended);
+                        return false;
+
+                    case ConnectionStep.Park:
+                        Park(connection, _buffer.AsSpan(at, filled - at).ToArray(), cold!, unread: filled == ReadSize || ended, ended);
+                        return false;
+
+                    case ConnectionStep.HandOn:
+                        // Kestrel's loop takes it: it sends what waits, then reads what this read
+                        // holds from the first request not answered (a head the fast path would
+                        // lend, or that is Kestrel's, or the rest of a pipeline), reading the head
+                        // rewritten for it (KestrelFront) in place of the one read.
+                        byte[] prefix;
+                        if (rewritten is null)
+                        {
+                            prefix = _buffer.AsSpan(at, filled - at).ToArray();
+                        }
+                        else
+                        {
+                            prefix = new byte[rewritten.Length + filled - at - rewrittenLength];
+                            rewritten.CopyTo(prefix, 0);
+                            _buffer.AsSpan(at + rewrittenLength, filled - at - rewrittenLength).CopyTo(prefix.AsSpan(rewritten.Length));
+                        }
+
+                        HandOn(connection, prefix);
+                        return false;
+
+                    default:
+                        // ConnectionStep.Close: the last response has gone (a full read may have
+                        // left more in the socket, to be read before it closes), or the send failed.
+                        if (connection.Closing && progress == SocketOutput.Progress.Done && filled == ReadSize)
+                        {
+                            Discard(connection);
+                        }
+
+                        Close(connection);
+                        return false;
                 }
             }
         }
@@ -776,7 +729,8 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             var ended = connection.Ended;
             connection.Unread = false;
             connection.Ended = false;
-            if (!Answer(connection, rest.Length, ended, warmed: true, out var kept))
+            connection.Warmed = true;
+            if (!Answer(connection, rest.Length, ended, out var kept))
             {
                 // Parked again, or waiting for room in the socket: input epoll reported while it
                 // was parked is still unread, and no later edge would say so.
@@ -808,7 +762,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         /// Waits for room in the socket for the rest of a response (EPOLLOUT, in
         /// <see cref="Ready"/>), for as long as Kestrel's minimum response data rate allows.
         /// </summary>
-        private void WaitToSend(Connection connection, bool closing, bool unread, bool ended)
+        private void WaitToSend(Connection connection, bool unread, bool ended)
         {
             if (!connection.Writable)
             {
@@ -826,22 +780,21 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             }
 
             connection.Sending = true;
-            connection.Closing = closing;
             connection.Unread = unread;
             connection.Ended = ended;
-            connection.SendDeadline = _owner._fastPath.SendTime(connection.Output.UnflushedBytes) is { } time
+            connection.SendDeadline = _owner._fastPath.SendTime(connection.Output!.UnflushedBytes) is { } time
                 ? _now + (long)Math.Min(time.TotalMilliseconds, long.MaxValue / 4)
                 : long.MaxValue;
         }
 
         /// <summary>Hands on a head begun and not finished: the first <paramref name="kept"/> bytes of the read buffer.</summary>
-        private void HandOnHead(Connection connection, int kept) => HandOn(connection, _buffer.AsSpan(0, kept).ToArray(), pending: false, closing: false);
+        private void HandOnHead(Connection connection, int kept) => HandOn(connection, _buffer.AsSpan(0, kept).ToArray());
 
         /// <summary>
         /// Gives the connection to Kestrel, with the <see cref="Socket"/> made for it now; one the
         /// client has already reset, so that the socket cannot be made, is closed here.
         /// </summary>
-        private void HandOn(Connection connection, byte[]? prefix, bool pending, bool closing, bool http2 = false, bool kestrels = false)
+        private void HandOn(Connection connection, byte[]? prefix, bool http2 = false)
         {
             _connections.Remove(connection);
             if (connection.Registered)
@@ -858,36 +811,23 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
             catch (SocketException)
             {
                 // The handle closes the descriptor, abortively, as suits a connection reset.
-                connection.Output.Complete();
+                connection.Output!.Complete();
                 handle.Dispose();
                 return;
             }
 
-            if (pending)
-            {
-                connection.Output.Attach(socket);
-            }
-
-            ReactorCarry? carry = null;
-            if (pending || closing || kestrels || !connection.First)
-            {
-                carry = new ReactorCarry(connection.First, pending ? connection.Output : null, closing, kestrels);
-            }
-
-            if (!pending)
-            {
-                connection.Output.Complete();
-            }
-
+            // The output goes with the connection when some of it waits for room.
+            connection.Output!.Attach(socket);
+            var carried = connection.HandedOn();
             try
             {
-                _owner._handOn(socket, prefix, carry, http2);
+                _owner._handOn(socket, prefix, carried ? connection : null, http2);
             }
             catch (Exception ex)
             {
                 // Kestrel could not take it: the connection ends here, and the loop goes on.
                 ConnectionFailed(_owner._logger, ex);
-                carry?.Output?.Complete();
+                connection.Output?.Complete();
                 socket.Dispose();
             }
         }
@@ -913,7 +853,7 @@ internal sealed unsafe partial class CleartextReactor : IDisposable
         private void Close(Connection connection)
         {
             _connections.Remove(connection);
-            connection.Output.Complete();
+            connection.Output!.Complete();
 
             // As Kestrel's transport ends a connection: shut down, then closed, which leaves it
             // in the kernel until what was sent has gone. A failure means the client reset it.

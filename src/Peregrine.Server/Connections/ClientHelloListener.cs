@@ -360,11 +360,11 @@ internal sealed class ClientHelloListener : IConnectionListener
     }
 
     /// <summary>A connection the reactor hands on: the bytes it read and did not answer are read first, and the fast path takes up where it stopped.</summary>
-    private void HandOn(Socket accepted, byte[]? prefix, ReactorCarry? carry, bool http2)
+    private void HandOn(Socket accepted, byte[]? prefix, ConnectionState? state, bool http2)
     {
         if (Create(accepted, http2) is not { } connection)
         {
-            carry?.Output?.Complete();
+            state?.Output?.Complete();
             return;
         }
 
@@ -373,9 +373,9 @@ internal sealed class ClientHelloListener : IConnectionListener
             connection.Transport = new PrefixedTransport(prefix, connection.Transport);
         }
 
-        if (carry is not null)
+        if (state is not null)
         {
-            connection.Features.Set(carry);
+            connection.Features.Set(state);
         }
 
         Ready(connection);

@@ -35,13 +35,6 @@ internal sealed partial class Http1FastPath
     // "Pipelined responses and whole bodies").
     private const int FlushThreshold = 64 * 1024;
 
-    // Requests lent to Kestrel one after another, none answered here between them, after which
-    // the next goes to Kestrel with the rest of the connection. Lending costs a request more CPU
-    // than Kestrel alone (the fast path reads its head too: 24 µs against 18 µs for a connection
-    // of 404s, docs/performance.md, "Requests lent to Kestrel"); a connection of nothing else, such as
-    // an application's API calls, pays it this many times at most.
-    private const int MaxLentInARow = 32;
-
     // Beyond this a send deadline is no deadline (and TimeSpan would overflow): about 31 years.
     private const double MaxSendSeconds = 1e9;
 
@@ -104,7 +97,7 @@ internal sealed partial class Http1FastPath
         if (connection.Features.Get<ITlsApplicationProtocolFeature>() is not { } protocol)
         {
             return _serves && PlatformParts.IsNative && connection.Features.Get<IConnectionSocketFeature>()?.Socket is { } socket
-                ? ServeSocketAsync(connection, socket, next, connection.Features.Get<ReactorCarry>())
+                ? ServeSocketAsync(connection, socket, next, connection.Features.Get<ConnectionState>())
                 : ServeAsync(connection, connection.Transport.Output, https: false, next);
         }
 
@@ -146,16 +139,16 @@ internal sealed partial class Http1FastPath
         }
     }
 
-    private async Task ServeSocketAsync(ConnectionContext connection, System.Net.Sockets.Socket socket, ConnectionDelegate next, ReactorCarry? carry)
+    private async Task ServeSocketAsync(ConnectionContext connection, System.Net.Sockets.Socket socket, ConnectionDelegate next, ConnectionState? carried)
     {
         // Over cleartext the fast path writes to the socket itself, which sends large bodies
         // without copying them (Http1/SocketOutput); Kestrel's pipe is left empty for a
         // hand-off, which comes only after everything written here has been sent. A connection
         // a reactor answered first brings its output, whatever of it the socket had no room for.
-        var output = carry?.Output ?? new SocketOutput(socket);
+        var output = carried?.Output ?? new SocketOutput(socket);
         try
         {
-            await ServeAsync(connection, output, https: false, next, carry);
+            await ServeAsync(connection, output, https: false, next, carried);
         }
         finally
         {
@@ -166,37 +159,24 @@ internal sealed partial class Http1FastPath
     // No ALPN, or HTTP/1.1 or HTTP/1.0 chosen by it: HTTP/1.x framing either way.
     private static bool IsHttp1(ReadOnlySpan<byte> alpn) => alpn.IsEmpty || alpn.SequenceEqual("http/1.1"u8) || alpn.SequenceEqual("http/1.0"u8);
 
-    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, bool https, ConnectionDelegate next, ReactorCarry? carry = null)
+    private async Task ServeAsync(ConnectionContext connection, PipeWriter output, bool https, ConnectionDelegate next, ConnectionState? carried = null)
     {
         var input = connection.Transport.Input;
         using var watched = FastPathHeartbeat.Watch(input, output);
         var closing = connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default;
         using var shutdown = closing.UnsafeRegister(static state => ((PipeReader)state!).CancelPendingRead(), input);
+        var state = carried ?? new ConnectionState(output: null, inReactor: false);
         var headStarted = 0L;
-
-        // A head begun and not finished, copied out of the pipe (see below): its first
-        // `stashed` bytes; null otherwise.
-        byte[]? stash = null;
-        var stashed = 0;
-        var first = carry?.First ?? true;
         byte[]? rewritten;
         int rewrittenLength;
         FileBody? cold;
-
-        // The request at the start of the next read was waited for (Outcome.Warm) once already.
-        var warmed = false;
-
-        // Kestrel's connection for the requests lent to it (Outcome.Lend), from the first, and
-        // how many have been lent since the fast path last answered one.
-        KestrelLease? lease = null;
-        var lentInARow = 0;
         try
         {
-            if (carry is not null && (carry.Closing || carry.Kestrels || output.UnflushedBytes != 0))
+            if (carried is not null)
             {
-                // What the reactor answered goes first, under the send deadline of any flush;
-                // after a Connection: close response, nothing more is read; a head the fast
-                // path handed on is Kestrel's, as in the hand-off below.
+                // Where the reactor stopped: what it answered goes first, under the send deadline
+                // of any flush; then the connection closes, or is Kestrel's, or is read on here
+                // (a head the reactor would lend waits in the input, and is lent from here).
                 var sent = await FlushAsync(output, watched);
                 if (sent.IsCanceled)
                 {
@@ -204,19 +184,15 @@ internal sealed partial class Http1FastPath
                     return;
                 }
 
-                if (carry.Closing || sent.IsCompleted)
+                switch (state.Next(sent.IsCompleted ? SocketOutput.Progress.Failed : SocketOutput.Progress.Done))
                 {
-                    return;
+                    case ConnectionStep.Close:
+                        return;
+                    case ConnectionStep.HandOn:
+                        watched.Dispose();
+                        await next(connection);
+                        return;
                 }
-
-                if (carry.Kestrels)
-                {
-                    watched.Dispose();
-                    await next(connection);
-                    return;
-                }
-
-                // A head the reactor would lend waits in the input: it is lent from here.
             }
 
             while (true)
@@ -247,104 +223,47 @@ internal sealed partial class Http1FastPath
 
                 var buffer = result.Buffer;
                 Outcome outcome;
+                bool answered;
 
-                // A head lent to Kestrel, copied out of the pipe.
-                byte[]? lent = null;
-                if (stash is null)
+                // The head began in an earlier read and was copied out (below), and is not
+                // answered yet: it lies in the copy and, past the copy, in `buffer`.
+                var inCopy = false;
+                var take = 0;
+                ReadOnlySequence<byte> work = default;
+                if (state.Stash is null)
                 {
-                    outcome = Process(ref buffer, output, https, ref first, warmed, out rewritten, out rewrittenLength, out cold);
-                    warmed = false;
-                    if (!buffer.Start.Equals(result.Buffer.Start))
-                    {
-                        lentInARow = 0;
-                    }
-
-                    if (outcome == Outcome.Lend && lentInARow == MaxLentInARow)
-                    {
-                        outcome = Outcome.HandOff;
-                    }
+                    outcome = Process(ref buffer, output, https, ref state.First, state.Warmed, out rewritten, out rewrittenLength, out cold);
+                    answered = !buffer.Start.Equals(result.Buffer.Start);
                 }
                 else
                 {
-                    // The head began in an earlier read and was copied out (below): frame it
-                    // joined to what came since, up to as far as a head may run. The copy
-                    // grows by doubling, so a head sent a byte at a time is copied O(n) times.
-                    var take = (int)Math.Min(buffer.Length, _headLimits.Head);
-                    if (stashed + take > stash.Length)
+                    // Framed joined to what came since, up to as far as a head may run. (A head
+                    // that came in pieces is not waited for: should its body be cold, it is
+                    // handed on.)
+                    take = (int)Math.Min(buffer.Length, _headLimits.Head);
+                    work = state.Join(buffer, take);
+                    outcome = Process(ref work, output, https, ref state.First, warmed: true, out rewritten, out rewrittenLength, out cold);
+                    var done = state.Stashed + take - (int)work.Length;
+                    answered = done != 0;
+                    if (answered)
                     {
-                        Array.Resize(ref stash, Math.Max(stashed + take, stash.Length * 2));
-                    }
-
-                    buffer.Slice(0, take).CopyTo(stash.AsSpan(stashed));
-                    var work = new ReadOnlySequence<byte>(stash, 0, stashed + take);
-                    // (A head that came in pieces is not waited for: should its body be cold, it
-                    // is handed on.)
-                    outcome = Process(ref work, output, https, ref first, warmed: true, out rewritten, out rewrittenLength, out cold);
-                    var done = stashed + take - (int)work.Length;
-                    if (done != 0)
-                    {
-                        lentInARow = 0;
-                    }
-
-                    if (outcome == Outcome.Lend && lentInARow == MaxLentInARow)
-                    {
-                        outcome = Outcome.HandOff;
-                    }
-
-                    if (done == 0 && outcome != Outcome.Lend)
-                    {
-                        if (outcome == Outcome.NeedMore && result.IsCompleted)
+                        // The copied head was answered (it ends past the copy): the rest lies in the pipe.
+                        buffer = buffer.Slice(done - state.Stashed);
+                        state.Unkeep();
+                        if (outcome == Outcome.NeedMore && take < result.Buffer.Length)
                         {
-                            // Ended by the client before it was complete: Kestrel's 400.
-                            input.AdvanceTo(buffer.End);
-                            await RefuseEndedHeadAsync(output, watched);
-                            return;
+                            // Framed only up to `take`: read the rest again.
+                            outcome = Outcome.Flush;
                         }
-
-                        if (outcome == Outcome.HandOff)
-                        {
-                            // Kestrel's after all: it reads the copy, then the pipe from here.
-                            // A head rewritten ahead of it ends past the copy (the copy was
-                            // incomplete): it reads the rewritten head, then the pipe after it.
-                            var prefix = stash[..stashed];
-                            var consumed = buffer.Start;
-                            if (rewritten is not null)
-                            {
-                                prefix = rewritten;
-                                consumed = buffer.GetPosition(rewrittenLength - stashed);
-                            }
-
-                            input.AdvanceTo(consumed, consumed);
-                            watched.Dispose();
-                            await HandOnAsync(connection, next, lease, prefix);
-                            return;
-                        }
-
-                        // Still incomplete: keep the copy, release the pipe's block.
-                        stashed += take;
-                        input.AdvanceTo(buffer.End);
-                        continue;
                     }
-
-                    if (done == 0)
+                    else
                     {
-                        // Lent: the copy and the head's rest in the pipe (below).
-                        lent = work.Slice(0, rewrittenLength).ToArray();
-                        done = rewrittenLength;
-                    }
-
-                    // The copied head was answered or lent (it ends past the copy): the rest lies in the pipe.
-                    buffer = buffer.Slice(done - stashed);
-                    stash = null;
-                    stashed = 0;
-                    if (outcome == Outcome.NeedMore && take < result.Buffer.Length)
-                    {
-                        // Framed only up to `take`: read the rest again.
-                        outcome = Outcome.Flush;
+                        inCopy = true;
                     }
                 }
 
-                if (outcome == Outcome.NeedMore && result.IsCompleted && !buffer.IsEmpty)
+                state.Warmed = false;
+                if (outcome == Outcome.NeedMore && result.IsCompleted && (inCopy || !buffer.IsEmpty))
                 {
                     // Ended by the client before it was complete: Kestrel's 400, after what was
                     // answered before it.
@@ -353,92 +272,98 @@ internal sealed partial class Http1FastPath
                     return;
                 }
 
-                if (outcome == Outcome.HandOff)
-                {
-                    // Nothing of this request is consumed: Kestrel reads it from the start and
-                    // answers it (a 431 for a head too large, say) and the rest of the connection.
-                    // What was answered before it must reach the client first, under the same
-                    // send deadline as any other flush. A head rewritten ahead of Kestrel is
-                    // consumed here, and Kestrel reads the rewritten one in its place.
-                    var consumed = rewritten is null ? buffer.Start : buffer.GetPosition(rewrittenLength);
-                    input.AdvanceTo(consumed, consumed);
-                    if ((await FlushAsync(output, watched)).IsCanceled)
-                    {
-                        AbortStalled(connection);
-                        return;
-                    }
-
-                    watched.Dispose();
-                    await HandOnAsync(connection, next, lease, rewritten);
-                    return;
-                }
-
-                if (outcome == Outcome.Lend)
-                {
-                    // Kestrel answers this one, after what was answered before it; the connection
-                    // is read on from the end of its head once it has.
-                    if (lent is null)
-                    {
-                        lent = buffer.Slice(0, rewrittenLength).ToArray();
-                        buffer = buffer.Slice(rewrittenLength);
-                    }
-
-                    input.AdvanceTo(buffer.Start, buffer.Start);
-                    first = false;
-                    lentInARow++;
-                    lease ??= new KestrelLease(connection, output, next, _keepAliveTimeout);
-                    if (!await LendAsync(connection, output, watched, lease, lent))
-                    {
-                        return;
-                    }
-
-                    headStarted = 0;
-                    continue;
-                }
-
-                if (outcome == Outcome.Warm)
-                {
-                    // The answered requests are consumed and sent; the next is read again once its
-                    // body's pages are in the page cache, read by a thread of the pool, so that
-                    // this connection stays the fast path's.
-                    input.AdvanceTo(buffer.Start);
-                    var sent = await FlushAsync(output, watched);
-                    if (sent.IsCanceled)
-                    {
-                        AbortStalled(connection);
-                        return;
-                    }
-
-                    if (sent.IsCompleted)
-                    {
-                        return;
-                    }
-
-                    await cold!.WarmAsync();
-                    warmed = true;
-                    continue;
-                }
-
+                // What was answered goes before anything else happens, under the send deadline
+                // of any flush.
                 var flush = await FlushAsync(output, watched);
                 if (flush.IsCanceled)
                 {
                     AbortStalled(connection);
-                    input.AdvanceTo(buffer.End);
                     return;
                 }
 
-                if (outcome == Outcome.Close || flush.IsCompleted)
+                var progress = flush.IsCompleted ? SocketOutput.Progress.Failed : SocketOutput.Progress.Done;
+                var step = state.Next(outcome, progress, answered, behind: inCopy || !buffer.IsEmpty);
+                switch (step)
                 {
-                    // Closing, or the client is gone.
+                    case ConnectionStep.HandOn:
+                    {
+                        // Nothing of this request is consumed: Kestrel reads it from the start and
+                        // answers it (a 431 for a head too large, say) and the rest of the
+                        // connection. A head rewritten ahead of Kestrel is consumed here, and
+                        // Kestrel reads the rewritten one in its place; one rewritten from the
+                        // copy ends past the copy (the copy was incomplete).
+                        var prefix = rewritten;
+                        var consumed = rewritten is null ? buffer.Start : buffer.GetPosition(rewrittenLength - (inCopy ? state.Stashed : 0));
+                        if (inCopy && rewritten is null)
+                        {
+                            prefix = state.Stash.AsSpan(0, state.Stashed).ToArray();
+                        }
+
+                        input.AdvanceTo(consumed, consumed);
+                        watched.Dispose();
+                        await HandOnAsync(connection, next, state.Lease, prefix);
+                        return;
+                    }
+
+                    case ConnectionStep.Lend:
+                    {
+                        // Kestrel answers this one; the connection is read on from the end of its
+                        // head once it has.
+                        byte[] lent;
+                        if (inCopy)
+                        {
+                            // The copy and the head's rest in the pipe.
+                            lent = work.Slice(0, rewrittenLength).ToArray();
+                            buffer = buffer.Slice(rewrittenLength - state.Stashed);
+                            state.Unkeep();
+                        }
+                        else
+                        {
+                            lent = buffer.Slice(0, rewrittenLength).ToArray();
+                            buffer = buffer.Slice(rewrittenLength);
+                        }
+
+                        input.AdvanceTo(buffer.Start, buffer.Start);
+                        state.Lease ??= new KestrelLease(connection, output, next, _keepAliveTimeout);
+
+                        // Kestrel times the request itself.
+                        watched.Disarm();
+                        if (!await state.Lease.LendAsync(lent))
+                        {
+                            return;
+                        }
+
+                        headStarted = 0;
+                        continue;
+                    }
+
+                    case ConnectionStep.Park:
+                        // The answered requests are consumed and sent; the next is read again once
+                        // its body's pages are in the page cache, read by a thread of the pool, so
+                        // that this connection stays the fast path's.
+                        input.AdvanceTo(buffer.Start);
+                        await cold!.WarmAsync();
+                        state.Warmed = true;
+                        continue;
+
+                    case ConnectionStep.Close:
+                        // Closing, or the client is gone.
+                        input.AdvanceTo(buffer.End);
+                        return;
+                }
+
+                if (inCopy)
+                {
+                    // Still incomplete: keep the copy, release the pipe's block.
+                    state.Stashed += take;
                     input.AdvanceTo(buffer.End);
-                    return;
+                    continue;
                 }
 
                 // A head left incomplete starts its headers timeout now if requests were answered
                 // before it (Kestrel times each request's head from its own start).
-                var answered = !buffer.Start.Equals(result.Buffer.Start);
                 headStarted = buffer.IsEmpty ? 0 : answered || headStarted == 0 ? Environment.TickCount64 : headStarted;
-                if (outcome == Outcome.Flush)
+                if (step == ConnectionStep.Answer)
                 {
                     // More requests wait in the buffer: consume the ones answered only, so that
                     // the next read returns the rest without waiting for new bytes.
@@ -446,6 +371,7 @@ internal sealed partial class Http1FastPath
                     continue;
                 }
 
+                // ConnectionStep.Read.
                 if (result.IsCompleted)
                 {
                     return;
@@ -455,11 +381,10 @@ internal sealed partial class Http1FastPath
                 {
                     // A head begun and not finished, alone in the buffer: left there, it would
                     // hold the pipe's 4 KiB block for as long as the client waits (idle memory
-                    // per connection, docs/performance.md "Memory per idle connection"). Copy it out and consume it;
-                    // should the request go to Kestrel after all, PrefixedTransport puts the
-                    // copy back in front of the connection's input.
-                    stash = buffer.ToArray();
-                    stashed = stash.Length;
+                    // per connection, docs/performance.md "Memory per idle connection"). Copy it
+                    // out and consume it; should the request go to Kestrel after all,
+                    // PrefixedTransport puts the copy back in front of the connection's input.
+                    state.Keep(buffer);
                     input.AdvanceTo(buffer.End);
                     continue;
                 }
@@ -474,37 +399,12 @@ internal sealed partial class Http1FastPath
         }
         finally
         {
-            if (lease is not null)
+            if (state.Lease is not null)
             {
                 // Kestrel's connection, waiting for a next request, ends.
-                await lease.EndAsync();
+                await state.Lease.EndAsync();
             }
         }
-    }
-
-    /// <summary>
-    /// Lends <paramref name="head"/> to Kestrel once what was answered before it has gone, under
-    /// the send deadline of any flush. True once Kestrel has answered it and the connection is
-    /// the fast path's again; false when the connection is over (Kestrel closed it, or the client
-    /// stopped reading or left).
-    /// </summary>
-    private async ValueTask<bool> LendAsync(ConnectionContext connection, PipeWriter output, FastPathHeartbeat.Watched watched, KestrelLease lease, byte[] head)
-    {
-        var sent = await FlushAsync(output, watched);
-        if (sent.IsCanceled)
-        {
-            AbortStalled(connection);
-            return false;
-        }
-
-        if (sent.IsCompleted)
-        {
-            return false;
-        }
-
-        // Kestrel times the request itself.
-        watched.Disarm();
-        return await lease.LendAsync(head);
     }
 
     /// <summary>
