@@ -1,10 +1,7 @@
-using System.Buffers;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
-using Peregrine.Http1;
 using Peregrine.Interop;
-using Peregrine.Server.Connections.Tls;
 
 namespace Peregrine.Server.Connections;
 

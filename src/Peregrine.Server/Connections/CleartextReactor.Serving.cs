@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Net.Sockets;
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Peregrine.Http1;
 using Peregrine.Interop;

@@ -1,5 +1,4 @@
 using System.Runtime.InteropServices;
-using Microsoft.Win32.SafeHandles;
 using Peregrine.Interop;
 
 namespace Peregrine.Http1;

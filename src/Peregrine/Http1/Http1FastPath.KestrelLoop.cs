@@ -2,13 +2,6 @@ using System.Buffers;
 using System.IO.Pipelines;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
-using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
-using Peregrine.Fields;
-using Peregrine.Indexing;
-using Peregrine.Interop;
-using Peregrine.Live;
-using Peregrine.Metrics;
 
 namespace Peregrine.Http1;
 

@@ -1,9 +1,5 @@
 using System.Buffers;
 using System.IO.Pipelines;
-using System.Net;
-using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Connections.Features;
-using Microsoft.AspNetCore.Http.Features;
 
 namespace Peregrine.Http1;
 

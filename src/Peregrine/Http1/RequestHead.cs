@@ -1,6 +1,3 @@
-using System.Runtime.CompilerServices;
-using System.Text;
-using Peregrine.Syntax;
 
 namespace Peregrine.Http1;
 

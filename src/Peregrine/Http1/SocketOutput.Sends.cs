@@ -1,6 +1,3 @@
-using System.Buffers;
-using System.IO.Pipelines;
-using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using Peregrine.Interop;
 

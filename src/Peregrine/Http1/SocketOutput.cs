@@ -1,8 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Sockets;
-using System.Runtime.InteropServices;
-using Peregrine.Interop;
 
 namespace Peregrine.Http1;
 

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Security;
 using System.Runtime.CompilerServices;
