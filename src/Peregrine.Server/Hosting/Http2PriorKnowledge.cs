@@ -32,7 +32,7 @@ internal static class Http2PriorKnowledge
         // A connection the cleartext reactor answered first (Connections/CleartextReactor) was looked at
         // for the preface there, and may be waiting to send a response before the client sends
         // another byte.
-        listen.Use(next => connection => connection.Features.Get<ReactorCarry>() is null ? RunAsync(connection, next, firstBytesTimeout) : next(connection));
+        listen.Use(next => connection => connection.Features.Get<ConnectionState>() is null ? RunAsync(connection, next, firstBytesTimeout) : next(connection));
     }
 
     /// <summary>

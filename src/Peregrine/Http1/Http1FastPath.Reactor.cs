@@ -3,8 +3,8 @@ using System.Buffers;
 namespace Peregrine.Http1;
 
 // Answering for a caller that reads the connection itself: the standalone server's cleartext
-// reactor (Peregrine.Server, Connections/CleartextReactor), which hands a connection to Kestrel, with
-// a ReactorCarry, as soon as anything in it is not answered here.
+// reactor (Peregrine.Server, Connections/CleartextReactor), which hands a connection to Kestrel,
+// with its ConnectionState, as soon as anything in it is not answered here.
 internal sealed partial class Http1FastPath
 {
     /// <summary>Whether requests are answered at all (false for <see cref="KestrelFront"/> alone).</summary>
@@ -18,8 +18,12 @@ internal sealed partial class Http1FastPath
 
     /// <summary>
     /// Answers the complete requests in <paramref name="buffer"/>, as a connection's loop does
-    /// (<see cref="Process"/>), into <paramref name="output"/>, which the caller sends.
+    /// (<see cref="Process"/>), into <paramref name="connection"/>'s output, which the caller sends.
     /// </summary>
-    internal Outcome Answer(ref ReadOnlySequence<byte> buffer, SocketOutput output, ref bool first, bool warmed, out byte[]? rewritten, out int rewrittenLength, out FileBody? cold)
-        => Process(ref buffer, output, https: false, ref first, warmed, out rewritten, out rewrittenLength, out cold);
+    internal Outcome Answer(ref ReadOnlySequence<byte> buffer, ConnectionState connection, out byte[]? rewritten, out int rewrittenLength, out FileBody? cold)
+    {
+        var outcome = Process(ref buffer, connection.Output!, https: false, ref connection.First, connection.Warmed, out rewritten, out rewrittenLength, out cold);
+        connection.Warmed = false;
+        return outcome;
+    }
 }

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Security;
 using System.Runtime.CompilerServices;
@@ -19,7 +18,7 @@ namespace Peregrine.Http1;
 /// TLS stream in an unknown state, so after one every flush reports the connection completed
 /// and the fast path closes it.
 /// </remarks>
-internal sealed class TlsRecordWriter : PipeWriter
+internal sealed class TlsRecordWriter : GatheringWriter
 {
     // On Linux SslStream hands OpenSSL up to 32 KiB per call (StreamSizes.MaximumMessage) and
     // OpenSSL cuts records of 16 KiB: one write per buffer, two full records per write.
@@ -27,50 +26,8 @@ internal sealed class TlsRecordWriter : PipeWriter
 
     private readonly SslStream _stream;
 
-    // Buffers filled, and bodies lent whole (WriteBody), in the order they are to be written:
-    // Rented says whether the array is one of this writer's, to go back to the pool.
-    private readonly List<(byte[] Array, int Offset, int Length, bool Rented)> _full = [];
-    private byte[]? _current;
-    private int _written;
-    private long _unflushed;
-    private readonly FlushCancellation _cancel = new();
-    private bool _broken;
-
-    public TlsRecordWriter(SslStream stream) => _stream = stream;
-
-    public override bool CanGetUnflushedBytes => true;
-
-    public override long UnflushedBytes => _unflushed;
-
-    public override void Advance(int bytes)
-    {
-        _written += bytes;
-        _unflushed += bytes;
-    }
-
-    public override Memory<byte> GetMemory(int sizeHint = 0) => Reserve(sizeHint).AsMemory(_written);
-
-    public override Span<byte> GetSpan(int sizeHint = 0) => Reserve(sizeHint).AsSpan(_written);
-
-    private byte[] Reserve(int sizeHint)
-    {
-        if (_current is { } current && current.Length - _written >= Math.Max(sizeHint, 1))
-        {
-            return current;
-        }
-
-        EndBuffer();
-        return _current = ArrayPool<byte>.Shared.Rent(Math.Max(sizeHint, BufferSize));
-    }
-
-    /// <summary>Closes the buffer being written into: it joins those to write, or goes back to the pool empty.</summary>
-    private void EndBuffer()
-    {
-        if (FilledBuffer.Close(ref _current, ref _written, out var length) is { } filled)
-        {
-            _full.Add((filled, 0, length, true));
-        }
-    }
+    public TlsRecordWriter(SslStream stream)
+        : base(BufferSize) => _stream = stream;
 
     /// <summary>
     /// Appends <paramref name="length"/> bytes of <paramref name="body"/> from
@@ -84,11 +41,11 @@ internal sealed class TlsRecordWriter : PipeWriter
     /// </summary>
     public void WriteBody(byte[] body, int start, int length)
     {
-        var space = _current is null ? 0 : _current.Length - _written;
+        var space = Space.Length;
         var lent = (length - Math.Min(space, length)) / BufferSize * BufferSize;
         if (lent == 0)
         {
-            this.Write(body.AsSpan(start, length));
+            Append(body.AsSpan(start, length));
             return;
         }
 
@@ -97,126 +54,81 @@ internal sealed class TlsRecordWriter : PipeWriter
         var fill = Math.Min(space, length);
         if (fill != 0)
         {
-            body.AsSpan(start, fill).CopyTo(_current!.AsSpan(_written));
+            body.AsSpan(start, fill).CopyTo(Space);
             Advance(fill);
         }
 
-        EndBuffer();
-        _full.Add((body, start + fill, lent, false));
-        _unflushed += lent;
+        AppendBody(new Piece(body, start + fill, lent, rented: false, file: null));
         var rest = length - fill - lent;
         if (rest != 0)
         {
-            this.Write(body.AsSpan(start + fill + lent, rest));
+            Append(body.AsSpan(start + fill + lent, rest));
         }
     }
 
     public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default)
     {
-        if (_broken)
+        if (Broken)
         {
             return new ValueTask<FlushResult>(new FlushResult(isCanceled: false, isCompleted: true));
         }
 
-        if (_unflushed == 0)
+        if (Unflushed == 0)
         {
             return default;
         }
 
-        var token = _cancel.Token(cancellationToken);
-        if (_full.Count != 0)
+        var token = Cancellation.Token(cancellationToken);
+        EndBuffer();
+        if (Pieces.Count != 1)
         {
-            return WriteAllAsync(default, token);
+            return WriteAllAsync(default, started: false, token);
         }
 
         // The common case, one buffer: written without an async state machine when the write
         // completes at once.
-        var pending = _stream.WriteAsync(_current.AsMemory(0, _written), token);
+        var only = Pieces[0];
+        var pending = _stream.WriteAsync(only.Array.AsMemory((int)only.Start, (int)only.Length), token);
         if (pending.IsCompletedSuccessfully)
         {
-            Reset();
+            Clear();
             return default;
         }
 
-        return WriteAllAsync(pending, token);
+        return WriteAllAsync(pending, started: true, token);
     }
 
-    /// <summary>Awaits <paramref name="current"/>, the only buffer's write already under way, or else writes every buffer in order.</summary>
+    /// <summary>Awaits <paramref name="current"/>, the only piece's write already under way (<paramref name="started"/>), or else writes every piece in order.</summary>
     /// <remarks>Its state machine comes from a pool: it waits whenever the socket is slower than the responses.</remarks>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<FlushResult> WriteAllAsync(ValueTask current, CancellationToken token)
+    private async ValueTask<FlushResult> WriteAllAsync(ValueTask current, bool started, CancellationToken token)
     {
-        _cancel.Waiting = true;
+        Cancellation.Waiting = true;
         try
         {
-            if (_full.Count == 0)
+            if (started)
             {
                 await current;
             }
             else
             {
-                foreach (var (array, offset, length, _) in _full)
+                foreach (var piece in Pieces)
                 {
-                    await _stream.WriteAsync(array.AsMemory(offset, length), token);
-                }
-
-                if (_written != 0)
-                {
-                    await _stream.WriteAsync(_current.AsMemory(0, _written), token);
+                    await _stream.WriteAsync(piece.Array.AsMemory((int)piece.Start, (int)piece.Length), token);
                 }
             }
 
-            Reset();
+            Clear();
             return default;
         }
         catch (OperationCanceledException)
         {
-            return Broken();
+            Broken = true;
+            return new FlushResult(isCanceled: true, isCompleted: false);
         }
         finally
         {
-            _cancel.Waiting = false;
-        }
-    }
-
-    private FlushResult Broken()
-    {
-        _broken = true;
-        return new FlushResult(isCanceled: true, isCompleted: false);
-    }
-
-    /// <summary>Cancels a write in flight (the client stopped reading); with none in flight there is nothing to cancel.</summary>
-    public override void CancelPendingFlush()
-    {
-        _cancel.Cancel();
-    }
-
-    /// <summary>Returns the buffers; the stream stays open for Kestrel.</summary>
-    public override void Complete(Exception? exception = null)
-    {
-        Reset();
-        _cancel.Dispose();
-    }
-
-    private void Reset()
-    {
-        foreach (var (array, _, _, rented) in _full)
-        {
-            if (rented)
-            {
-                ArrayPool<byte>.Shared.Return(array);
-            }
-        }
-
-        _full.Clear();
-        _written = 0;
-        _unflushed = 0;
-
-        // The last buffer goes back too: an idle keep-alive connection holds none.
-        if (_current is not null)
-        {
-            ArrayPool<byte>.Shared.Return(_current);
-            _current = null;
+            Cancellation.Waiting = false;
         }
     }
 }

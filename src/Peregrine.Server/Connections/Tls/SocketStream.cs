@@ -1,13 +1,8 @@
 using System.Buffers;
-using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
-using System.Runtime.CompilerServices;
-using System.Security.Cryptography.X509Certificates;
 using System.Threading.Tasks.Sources;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Http.Features;
-using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
 namespace Peregrine.Server.Connections.Tls;
 
@@ -27,7 +22,7 @@ namespace Peregrine.Server.Connections.Tls;
 /// the input (a FIN or a reset) fires <c>ConnectionClosed</c>, as Kestrel's transport does. A
 /// request answered inline, the common case, costs no watch.
 /// </remarks>
-internal sealed class SocketStream : Stream, IValueTaskSource<int>
+internal sealed partial class SocketStream : Stream, IValueTaskSource<int>
 {
     /// <summary>The most bytes received by the watch before a read takes them; beyond, the watch stops (the input's end is then seen by the reads).</summary>
     internal const int WatchedBytesLimit = 64 * 1024;
@@ -367,74 +362,6 @@ internal sealed class SocketStream : Stream, IValueTaskSource<int>
 
     void IValueTaskSource<int>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
         => _read.OnCompleted(continuation, state, token, flags);
-
-    public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
-    {
-        if (_sendFailed || _shut)
-        {
-            // As Kestrel's pipe once its send loop has failed: the write goes nowhere, and the
-            // abort that came with the failure ends the connection.
-            return ValueTask.CompletedTask;
-        }
-
-        var sending = SocketSends.SendAllAsync(Socket, buffer, cancellationToken);
-        if (!sending.IsCompletedSuccessfully)
-        {
-            return SentAsync(sending);
-        }
-
-        if (sending.Result is { } failure)
-        {
-            SendFailed(failure);
-        }
-
-        return ValueTask.CompletedTask;
-    }
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask SentAsync(ValueTask<Exception?> sending)
-    {
-        if (await sending is { } failure)
-        {
-            SendFailed(failure);
-        }
-    }
-
-    private void SendFailed(Exception ex)
-    {
-        _sendFailed = true;
-        if (!_shut)
-        {
-            Connection?.Abort(new ConnectionAbortedException("The connection failed while sending.", ex));
-        }
-    }
-
-    /// <summary>Shuts the socket down both ways and closes it, once; a read under way or to come fails with <paramref name="reason"/>.</summary>
-    internal void Shut(ConnectionAbortedException? reason)
-    {
-        lock (_lock)
-        {
-            if (_shut)
-            {
-                return;
-            }
-
-            _shutReason = reason;
-            _shut = true;
-            ReturnStash();
-        }
-
-        try
-        {
-            Socket.Shutdown(SocketShutdown.Both);
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-            // Already reset by the client.
-        }
-
-        Socket.Dispose();
-    }
 
     public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken) => ReadAsync(buffer.AsMemory(offset, count), cancellationToken).AsTask();
 
