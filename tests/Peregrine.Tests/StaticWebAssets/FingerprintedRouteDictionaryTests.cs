@@ -64,15 +64,25 @@ public sealed class FingerprintedRouteDictionaryTests : IDisposable
         Assert.Null(aliases[$"/js/app.{Build1}.js.br"].Fingerprint);
     }
 
-    [ZstdFact]
-    public async Task FingerprintedRoute_AnnouncesTheDictionary_AndTheOwnRouteDoesNot()
+    [Theory]
+    [ZstdData(false)]
+    [ZstdData(true)]
+    public async Task FingerprintedRoute_AnnouncesTheDictionary_AndTheOwnRouteDoesNot(bool fastPath)
     {
         var v1 = Script(1);
         WriteBuild(v1);
-        await using var host = await StartAsync(Build1);
+        await using var host = await StartAsync(Build1, fastPath);
 
         using var fingerprinted = await SendAsync(host, HttpMethod.Get, $"/js/app.{Build1}.js", hash: null, acceptEncoding: "br");
         using var own = await SendAsync(host, HttpMethod.Get, "/js/app.js", hash: null, acceptEncoding: "br");
+        using var head = await SendAsync(host, HttpMethod.Head, $"/js/app.{Build1}.js", hash: null, acceptEncoding: "br");
+        using var notModified = await SendAsync(host, HttpMethod.Get, $"/js/app.{Build1}.js", hash: null, acceptEncoding: "br", ifNoneMatch: StockTag(Brotli(v1)));
+
+        // HEAD and 304 carry the same fields (RFC 9110 §9.3.2, §15.4.5).
+        Assert.Equal("match=\"/js/app.*.js\"", Field(head, "Use-As-Dictionary"));
+        Assert.Equal(HttpStatusCode.NotModified, notModified.StatusCode);
+        Assert.Equal("match=\"/js/app.*.js\"", Field(notModified, "Use-As-Dictionary"));
+        Assert.Contains("available-dictionary", Field(notModified, "Vary"), StringComparison.OrdinalIgnoreCase);
 
         Assert.Equal(HttpStatusCode.OK, fingerprinted.StatusCode);
         Assert.Equal("match=\"/js/app.*.js\"", Field(fingerprinted, "Use-As-Dictionary"));
@@ -90,13 +100,15 @@ public sealed class FingerprintedRouteDictionaryTests : IDisposable
         Assert.Equal("br", Field(own, "Content-Encoding"));
     }
 
-    [ZstdFact]
-    public async Task RestartOnTheNextBuild_FingerprintedRoute_SendsDczAgainstTheVersionServedBefore()
+    [Theory]
+    [ZstdData(false)]
+    [ZstdData(true)]
+    public async Task RestartOnTheNextBuild_FingerprintedRoute_SendsDczAgainstTheVersionServedBefore(bool fastPath)
     {
         var v1 = Script(1);
         var v2 = Script(2);
         WriteBuild(v1);
-        await using (var first = await StartAsync(Build1))
+        await using (var first = await StartAsync(Build1, fastPath))
         {
             using var served = await SendAsync(first, HttpMethod.Get, $"/js/app.{Build1}.js", hash: null, acceptEncoding: "identity");
             Assert.Equal(v1, await served.Content.ReadAsByteArrayAsync());
@@ -107,7 +119,7 @@ public sealed class FingerprintedRouteDictionaryTests : IDisposable
 
         // The next build replaces the files and the manifest while the app is down.
         WriteBuild(v2);
-        await using var second = await StartAsync(Build2);
+        await using var second = await StartAsync(Build2, fastPath);
         await WaitForDeltasAsync(second, $"/js/app.{Build2}.js", gone: $"/js/app.{Build1}.js");
 
         using var delta = await SendAsync(second, HttpMethod.Get, $"/js/app.{Build2}.js", Hash(v1));
@@ -141,14 +153,17 @@ public sealed class FingerprintedRouteDictionaryTests : IDisposable
         _tree.Write("js/other.js", "export const other = 1;\n");
     }
 
-    private async Task<PeregrineHost> StartAsync(string build)
+    private async Task<PeregrineHost> StartAsync(string build, bool fastPath)
     {
         var script = File.ReadAllBytes(Path.Combine(_tree.Root, "js", "app.js"));
-        var host = await PeregrineHost.StartAsync(_tree.Root, o =>
-        {
-            o.Compression.CacheDirectory = _cache;
-            o.Routes = Table(build, script: script);
-        });
+        var host = await PeregrineHost.StartAsync(
+            _tree.Root,
+            o =>
+            {
+                o.Compression.CacheDirectory = _cache;
+                o.Routes = Table(build, script: script);
+            },
+            fastPath: fastPath);
         await host.Services.GetRequiredService<Compressor>().WhenIdle();
         return host;
     }
