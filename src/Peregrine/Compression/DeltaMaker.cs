@@ -359,7 +359,7 @@ internal sealed class DeltaMaker : IDisposable
         }
 
         // The version itself stays kept: it is the dictionary the next version is sent against.
-        Release(entry.Deltas);
+        Release(entry.MadeDeltas);
     }
 
     /// <summary>
@@ -373,7 +373,7 @@ internal sealed class DeltaMaker : IDisposable
     private void Refresh(CatalogEntry entry, byte[]? content)
     {
         var own = _hashes[entry];
-        var current = entry.Deltas;
+        var current = entry.MadeDeltas;
         var deltas = new List<(byte[] DictionaryHash, Representation Delta)>();
         var changed = false;
         var versions = _kept.Of(entry.DictionaryMatch!);

@@ -30,9 +30,11 @@ internal sealed partial class CatalogEntry
     /// the fast path's blocks), and those hold the Cache-Control and the tag. Its
     /// <see cref="RelativePath"/> is the target's: a change to that file, a writer at it, a read
     /// that finds it changed, all concern the target, and the snapshot's files (what compression
-    /// and the memory budget follow) list the target once.
+    /// and the memory budget follow) list the target once. A fingerprinted route
+    /// (<paramref name="announcesDictionary"/>) sends <c>Use-As-Dictionary</c> with the pattern
+    /// its target's versions are kept under, and its target's deltas.
     /// </summary>
-    public static CatalogEntry ForAlias(CatalogEntry target, StatedHeaders? stated)
+    public static CatalogEntry ForAlias(CatalogEntry target, StatedHeaders? stated, bool announcesDictionary = false)
     {
         if (!target.IsFile || target._aliasOf is not null)
         {
@@ -58,6 +60,9 @@ internal sealed partial class CatalogEntry
             SidecarStamp = target.SidecarStamp,
             _aliasOf = target,
             _stated = stated,
+            UseAsDictionary = announcesDictionary && target.Negotiable && stated?.IsEncodedFile != true && target.DictionaryMatch is { } match
+                ? Indexing.DictionaryMatch.FieldValue(match)
+                : StringValues.Empty,
         };
     }
 

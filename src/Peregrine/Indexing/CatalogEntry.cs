@@ -160,11 +160,20 @@ internal sealed partial class CatalogEntry : IServedFile
     public StringValues UseAsDictionary { get; private init; }
 
     /// <summary>
-    /// The deltas of this version against earlier ones, once made; <see langword="null"/>
-    /// until then, and for an entry that is no dictionary. Written by compression, read by
-    /// every request, like <see cref="Encoded"/>.
+    /// The deltas a request for this entry may select: those of its file, once made, when the
+    /// entry announces <see cref="UseAsDictionary"/>; <see langword="null"/> until then, and for
+    /// an entry that announces none. A file the static web assets answer under a fingerprinted
+    /// route has its versions kept and its deltas made, but only that route sends them: its
+    /// own, unfingerprinted route (<c>/css/site.css</c>, <c>no-cache</c>) is no dictionary a
+    /// browser was told to keep, and so no URL a browser sends Available-Dictionary for.
     /// </summary>
-    public DictionaryDeltas? Deltas => Volatile.Read(ref _deltas);
+    public DictionaryDeltas? Deltas => UseAsDictionary.Count == 0 ? null : (_aliasOf ?? this).MadeDeltas;
+
+    /// <summary>
+    /// The deltas of this file's version against earlier ones, once made; <see langword="null"/>
+    /// until then, and for an entry that is no dictionary. Written and read by compression.
+    /// </summary>
+    public DictionaryDeltas? MadeDeltas => Volatile.Read(ref _deltas);
 
     private DictionaryDeltas? _deltas;
 
@@ -208,7 +217,8 @@ internal sealed partial class CatalogEntry : IServedFile
         StatedHeaders? stated = null,
         IReadOnlyList<StatedEncoding>? statedEncodings = null,
         long? lastModifiedTicks = null,
-        string? dictionaryMatch = null)
+        string? dictionaryMatch = null,
+        bool announcesDictionary = true)
     {
         return new CatalogEntry(relativePath)
         {
@@ -227,7 +237,7 @@ internal sealed partial class CatalogEntry : IServedFile
             Negotiable = negotiable,
             SidecarStamp = sidecarStamp,
             DictionaryMatch = negotiable ? dictionaryMatch : null,
-            UseAsDictionary = negotiable && dictionaryMatch is not null ? Indexing.DictionaryMatch.FieldValue(dictionaryMatch) : StringValues.Empty,
+            UseAsDictionary = negotiable && announcesDictionary && dictionaryMatch is not null ? Indexing.DictionaryMatch.FieldValue(dictionaryMatch) : StringValues.Empty,
         };
     }
 

@@ -45,6 +45,40 @@ internal static class DictionaryMatch
     }
 
     /// <summary>
+    /// The pattern, relative to the web root, for a route the static web assets' endpoints
+    /// manifest says is fingerprinted (its <c>fingerprint</c> property): the route's last segment
+    /// with that fingerprint, where it stands between a dot or dash and a dot, replaced by
+    /// <c>*</c> (<c>/css/site.*.css</c> for <c>/css/site.khy4lop6wu.css</c>,
+    /// <c>/App.*.styles.css</c> for <c>/App.khy4lop6wu.styles.css</c>). The token is taken
+    /// from the manifest, never guessed from the name; <see langword="null"/> when the route
+    /// does not carry it so, or the path is not plain.
+    /// </summary>
+    public static string? ForRoute(string routePath, string fingerprint)
+    {
+        var slash = routePath.LastIndexOf('/');
+        if (slash < 0 || fingerprint.Length == 0 || routePath.AsSpan().ContainsAnyExcept(PlainPathChars))
+        {
+            return null;
+        }
+
+        var start = routePath.LastIndexOf(fingerprint, StringComparison.Ordinal);
+        var end = start + fingerprint.Length;
+        if (start <= slash + 1 || routePath[start - 1] is not ('.' or '-') || end >= routePath.Length || routePath[end] != '.')
+        {
+            return null;
+        }
+
+        return string.Concat(routePath.AsSpan(0, start), "*", routePath.AsSpan(end));
+    }
+
+    /// <summary>
+    /// <paramref name="pattern"/> (from <see cref="ForRoute"/>) under the mount
+    /// <paramref name="requestPath"/>, or <see langword="null"/> when the mount is not plain.
+    /// </summary>
+    public static string? Under(string requestPath, string pattern)
+        => requestPath.AsSpan().ContainsAnyExcept(PlainPathChars) ? null : string.Concat(requestPath, pattern);
+
+    /// <summary>
     /// True when <paramref name="pattern"/> is one <see cref="For"/> could have made: a path
     /// from the root with one <c>*</c> in its last segment and only plain characters besides.
     /// For patterns read back from disk.

@@ -23,8 +23,11 @@ internal sealed class EntryBuilder
     private readonly CachePolicy _cachePolicy;
     private readonly ConcurrentDictionary<long, string> _httpDates = new();
 
-    /// <summary>True when fingerprinted assets are offered as compression dictionaries (RFC 9842).</summary>
+    /// <summary>True when files with fingerprinted names are offered as compression dictionaries (RFC 9842).</summary>
     private readonly bool _dictionaries;
+
+    /// <summary>True when the files of the manifest's fingerprinted routes are offered as compression dictionaries.</summary>
+    private readonly bool _routeDictionaries;
 
     public EntryBuilder(PeregrineOptions options, MemoryBudget budget, ILogger logger, VersionCopies? copies = null)
     {
@@ -37,7 +40,8 @@ internal sealed class EntryBuilder
         // RFC 9842 §2: Use-As-Dictionary asks the browser to keep the file for a later delta,
         // which only libzstd can make here (dcz); without it the field would cost the browser
         // its storage and every later request an Available-Dictionary for nothing.
-        _dictionaries = options.FingerprintedNames && options.Compression.Enabled && options.Compression.Dictionaries?.Enabled == true && LibZstd.IsUsable;
+        _routeDictionaries = options.Compression.Enabled && options.Compression.Dictionaries?.Enabled == true && LibZstd.IsUsable;
+        _dictionaries = options.FingerprintedNames && _routeDictionaries;
     }
 
     /// <summary>
@@ -353,12 +357,24 @@ internal sealed class EntryBuilder
                 && ((statedEncodings is not null && _options.Compression.ManifestEncodings == ManifestEncodingPolicy.AsStated) || Compressibility.IsCompressible(contentType));
 
             // RFC 9842: a fingerprinted asset is offered as the dictionary for its next version.
-            // Not one whose route states its own tags and encodings: those are served as the
-            // manifest says, and a delta would be a representation it does not state.
-            var dictionaryMatch = negotiable && _dictionaries && stated is null && statedEncodings is null
-                ? DictionaryMatch.For(_options.RequestPath.Value ?? "", file.Relative)
-                : null;
-            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastModified), cacheControl, negotiable, sidecarStamp, stated, statedEncodings, lastModified, dictionaryMatch);
+            // A file the static web assets answer under a route the manifest says is
+            // fingerprinted is kept under that route's pattern, and only that route announces it
+            // (RouteEntries); its own route does not, and its stated encodings stay what a client
+            // without a dictionary gets. Any other file the manifest names is never judged by
+            // its name: its route states its own tags and encodings.
+            var requestPath = _options.RequestPath.Value ?? "";
+            var fingerprinted = _options.Routes.FingerprintedRouteOf(file.Relative);
+            string? dictionaryMatch = null;
+            if (negotiable && fingerprinted is { Fingerprint: { } fingerprint } route && _routeDictionaries)
+            {
+                dictionaryMatch = DictionaryMatch.ForRoute(route.Path, fingerprint) is { } pattern ? DictionaryMatch.Under(requestPath, pattern) : null;
+            }
+            else if (negotiable && fingerprinted is null && _dictionaries && stated is null && statedEncodings is null)
+            {
+                dictionaryMatch = DictionaryMatch.For(requestPath, file.Relative);
+            }
+
+            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastModified), cacheControl, negotiable, sidecarStamp, stated, statedEncodings, lastModified, dictionaryMatch, announcesDictionary: fingerprinted is null);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

@@ -18,7 +18,7 @@ internal static class RouteEntries
         {
             if (entries.TryGetValue(alias.Target, out var target) && IsOwnFile(target, alias.Target))
             {
-                entries[alias.Path] = CatalogEntry.ForAlias(target, alias.Stated);
+                entries[alias.Path] = CatalogEntry.ForAlias(target, alias.Stated, routes.IsFingerprintedRouteOf(alias));
             }
         }
     }
@@ -42,7 +42,7 @@ internal static class RouteEntries
             foreach (var alias in routes.AliasesOf(path))
             {
                 changes[alias.Path] = changed is not null && IsOwnFile(changed, path)
-                    ? CatalogEntry.ForAlias(changed, alias.Stated)
+                    ? CatalogEntry.ForAlias(changed, alias.Stated, routes.IsFingerprintedRouteOf(alias))
                     : null;
             }
         }

@@ -4,7 +4,12 @@ namespace Peregrine.StaticWebAssets;
 /// <param name="Path">The URL path (leading slash): <c>/app.khy4lop6wu.css</c>.</param>
 /// <param name="Target">The path the file is indexed under: <c>/app.css</c>.</param>
 /// <param name="Stated">The header fields the manifest states for the route; <see langword="null"/> keeps the file's own.</param>
-internal readonly record struct RouteAlias(string Path, string Target, StatedHeaders? Stated)
+/// <param name="Fingerprint">
+/// The fingerprint the manifest states for the route (its <c>fingerprint</c> property), when it
+/// answers with the file's identity bytes: the token in <paramref name="Path"/> that changes with
+/// each build. <see langword="null"/> for any other route.
+/// </param>
+internal readonly record struct RouteAlias(string Path, string Target, StatedHeaders? Stated, string? Fingerprint = null)
 {
     /// <summary>The Cache-Control it carries; <see langword="null"/> keeps the file's own.</summary>
     public string? CacheControl => Stated?.CacheControl;
@@ -26,6 +31,7 @@ internal sealed class AssetRouteTable
     private readonly Dictionary<string, StatedHeaders> _stated;
     private readonly Dictionary<string, List<RouteAlias>> _byTarget;
     private readonly Dictionary<string, IReadOnlyList<StatedEncoding>> _encodings;
+    private readonly Dictionary<string, RouteAlias> _fingerprinted;
 
     /// <summary>Each route's path by itself case-folded (see <see cref="TryFindRoute"/>); looked up with a span, so a request allocates nothing.</summary>
     private readonly Dictionary<string, string>.AlternateLookup<ReadOnlySpan<char>> _routesIgnoringCase;
@@ -37,8 +43,14 @@ internal sealed class AssetRouteTable
         _encodings = encodings;
         _routesIgnoringCase = routesIgnoringCase.GetAlternateLookup<ReadOnlySpan<char>>();
         _byTarget = new Dictionary<string, List<RouteAlias>>(StringComparer.Ordinal);
+        _fingerprinted = new Dictionary<string, RouteAlias>(StringComparer.Ordinal);
         foreach (var alias in aliases)
         {
+            if (alias.Fingerprint is not null)
+            {
+                _fingerprinted.TryAdd(alias.Target, alias);
+            }
+
             if (!_byTarget.TryGetValue(alias.Target, out var list))
             {
                 _byTarget[alias.Target] = list = [];
@@ -81,6 +93,18 @@ internal sealed class AssetRouteTable
     /// </summary>
     public bool TryFindRoute(ReadOnlySpan<char> path, [System.Diagnostics.CodeAnalysis.MaybeNullWhen(false)] out string route)
         => _routesIgnoringCase.TryGetValue(path, out route);
+
+    /// <summary>
+    /// The first route the manifest says is fingerprinted that answers with the file at
+    /// <paramref name="target"/> (<see cref="RouteAlias.Fingerprint"/>), or <see langword="null"/>.
+    /// The index keeps the file's versions under that route's <c>Use-As-Dictionary</c> pattern,
+    /// and only that route announces it (<see cref="IsFingerprintedRouteOf"/>).
+    /// </summary>
+    public RouteAlias? FingerprintedRouteOf(string target) => _fingerprinted.TryGetValue(target, out var alias) ? alias : null;
+
+    /// <summary>True when <paramref name="alias"/> is its file's <see cref="FingerprintedRouteOf"/>.</summary>
+    public bool IsFingerprintedRouteOf(RouteAlias alias)
+        => alias.Fingerprint is not null && FingerprintedRouteOf(alias.Target) is { } first && string.Equals(first.Path, alias.Path, StringComparison.Ordinal);
 
     /// <summary>The aliases that answer with the file at <paramref name="target"/>; empty for most files.</summary>
     public IReadOnlyList<RouteAlias> AliasesOf(string target)
@@ -145,7 +169,11 @@ internal sealed class AssetRouteTable
             }
             else if (aliased.Add(route.Path))
             {
-                aliases.Add(new RouteAlias(route.Path, target, headers));
+                // RFC 9842: a route the manifest says is fingerprinted is offered as the
+                // dictionary for its file's later builds; not a route that answers with an
+                // encoded file (/app.khy4lop6wu.css.br), whose bytes are sent as they are.
+                var fingerprint = !headers.IsEncodedFile && route.Properties.TryGetValue("fingerprint", out var token) && token.Length > 0 ? token : null;
+                aliases.Add(new RouteAlias(route.Path, target, headers, fingerprint));
             }
         }
 

@@ -45,23 +45,26 @@ public sealed class StockComparisonTests(TemplateApps apps)
     private static async Task CompareAsync(string dll, string workingDirectory, string manifestFolder, string environment)
     {
         var app = Path.GetFileNameWithoutExtension(dll);
-        var routes = EndpointsManifest.Load(Path.Combine(manifestFolder, app + ".staticwebassets.endpoints.json")).Routes
-            .Select(route => route.Path)
-            .ToList();
+        var manifest = EndpointsManifest.Load(Path.Combine(manifestFolder, app + ".staticwebassets.endpoints.json"));
+        var routes = manifest.Routes.Select(route => route.Path).ToList();
+        var fingerprinted = manifest.Routes.Where(route => route.Properties.ContainsKey("fingerprint") && !route.IsEncodedFile).Select(route => route.Path).ToHashSet(StringComparer.Ordinal);
         using var stock = await AppProcess.StartAsync(dll, workingDirectory, environment, "stock");
         foreach (var wiring in (string[])["swap", "keep"])
         {
             using var own = await AppProcess.StartAsync(dll, workingDirectory, environment, wiring);
-            await CompareAsync(stock, own, wiring, routes);
+            await CompareAsync(stock, own, wiring, routes, fingerprinted);
         }
     }
 
     /// <summary>
     /// Every route, with and without <c>br, gzip</c>, and in upper case (endpoint routing
-    /// matches MapStaticAssets' routes ignoring case): the same fields from both apps.
+    /// matches MapStaticAssets' routes ignoring case): the same fields from both apps. Peregrine
+    /// announces a compression dictionary (Use-As-Dictionary) on routes the manifest says are
+    /// fingerprinted, on some of them at least, and on no other.
     /// </summary>
-    private static async Task CompareAsync(AppProcess stock, AppProcess own, string wiring, List<string> routes)
+    private static async Task CompareAsync(AppProcess stock, AppProcess own, string wiring, List<string> routes, HashSet<string> fingerprinted)
     {
+        var announced = 0;
         var compared = 0;
         var encoded = 0;
         var encodedFiles = 0;
@@ -79,6 +82,15 @@ public sealed class StockComparisonTests(TemplateApps apps)
             Compare($"{path} ({wiring})", "no Accept-Encoding", stockIdentity, ownIdentity, differences);
             Compare($"{path} ({wiring})", "br, gzip", stockEncoded, ownEncoded, differences);
             Compare($"{upper} ({wiring})", "no Accept-Encoding", stockUpper, ownUpper, differences);
+            if (ownIdentity[RouteAnswers.UseAsDictionary] is not null)
+            {
+                announced++;
+                if (!fingerprinted.Contains(path))
+                {
+                    differences.Add($"{path} ({wiring}): announces a dictionary, but the manifest does not say it is fingerprinted");
+                }
+            }
+
             compared += 3;
             encoded += stockEncoded["Content-Encoding"] is null ? 0 : 1;
             encodedFiles += stockIdentity["Content-Encoding"] is null ? 0 : 1;
@@ -87,6 +99,7 @@ public sealed class StockComparisonTests(TemplateApps apps)
         Assert.True(compared >= 60, $"only {compared} answers compared: the manifest lists {routes.Count} routes");
         Assert.True(encoded >= 10, $"only {encoded} answers of stock were encoded");
         Assert.True(encodedFiles >= 10, $"only {encodedFiles} routes of stock answered with an encoded file");
+        Assert.True(!Interop.LibZstd.IsUsable || announced >= 3, $"only {announced} routes announced a dictionary; the manifest says {fingerprinted.Count} are fingerprinted");
         Assert.True(differences.Count == 0, string.Join(Environment.NewLine, differences));
     }
 
