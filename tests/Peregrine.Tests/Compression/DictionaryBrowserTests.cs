@@ -16,7 +16,7 @@ namespace Peregrine.Tests.Compression;
 /// </summary>
 public sealed class DictionaryBrowserTests
 {
-    [ChromiumFact]
+    [ChromiumFact(AndZstd = true)]
     public async Task StandaloneServer_Redeploy_SecondVisitGetsTheNewBundleAsDcz()
     {
         var old = Script(1);

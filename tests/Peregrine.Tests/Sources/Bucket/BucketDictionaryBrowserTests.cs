@@ -16,7 +16,7 @@ public sealed class BucketDictionaryBrowserTests(CephRgw rgw)
 {
     private static readonly TimeSpan s_bound = TimeSpan.FromSeconds(60);
 
-    [ChromiumFact(AndCeph = true)]
+    [ChromiumFact(AndCeph = true, AndZstd = true)]
     public async Task TwoReplicas_DictionaryFromA_DeltaFromB_DecodedByTheBrowser()
     {
         var old = Script(1);

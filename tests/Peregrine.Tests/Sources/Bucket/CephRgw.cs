@@ -155,11 +155,36 @@ public sealed class CephCollection : ICollectionFixture<CephRgw>
 /// <summary>A test that needs <see cref="CephRgw"/>: skipped, saying why, where Ceph is not installed, unless CI=true.</summary>
 public sealed class CephFactAttribute : FactAttribute
 {
+    private bool _andZstd;
+
     public CephFactAttribute()
+    {
+        Decide();
+    }
+
+    /// <summary>
+    /// The test needs zstd too (a dictionary delta is a zstd frame): skipped, with the reason,
+    /// where there is none (the portable parts), as <see cref="Platform.ZstdFactAttribute"/>.
+    /// </summary>
+    public bool AndZstd
+    {
+        get => _andZstd;
+        set
+        {
+            _andZstd = value;
+            Decide();
+        }
+    }
+
+    private void Decide()
     {
         if (!CephRgw.Installed && !CephRgw.Required)
         {
             Skip = "Ceph RGW is not installed here (apt-get install ceph-mon ceph-osd radosgw; .ci/run installs it).";
+        }
+        else if (_andZstd && !Peregrine.Compression.Zstd.IsAvailable)
+        {
+            Skip = "Needs zstd, which this run does not have: " + Peregrine.Compression.Zstd.UnavailableReason;
         }
     }
 }
