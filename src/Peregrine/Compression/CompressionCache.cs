@@ -49,6 +49,25 @@ internal sealed class CompressionCache
     /// </summary>
     public bool TryWrite(string path, ReadOnlySpan<byte> bytes, out string? reason)
     {
+        try
+        {
+            WriteAtomically(path, bytes);
+            reason = null;
+            return true;
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            reason = ex.Message;
+            return false;
+        }
+    }
+
+    /// <summary>
+    /// <see cref="TryWrite"/>'s write, which throws what it meets (the temporary file removed
+    /// first): for a caller that reports its failures itself.
+    /// </summary>
+    public static void WriteAtomically(string path, ReadOnlySpan<byte> bytes)
+    {
         var temporary = path + "." + Guid.NewGuid().ToString("N") + ".tmp";
         try
         {
@@ -59,14 +78,11 @@ internal sealed class CompressionCache
             }
 
             File.Move(temporary, path, overwrite: true);
-            reason = null;
-            return true;
         }
-        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        catch
         {
             TryDelete(temporary);
-            reason = ex.Message;
-            return false;
+            throw;
         }
     }
 

@@ -165,13 +165,13 @@ internal sealed class KeptVersionStore : IDisposable
                 var path = Path.Combine(Folder, name + ContentSuffix);
                 if (!File.Exists(path))
                 {
-                    WriteByRename(path, version.Content);
+                    CompressionCache.WriteAtomically(path, version.Content);
                 }
 
                 index.Append(name).Append(' ').Append(version.Match).Append('\n');
             }
 
-            WriteByRename(Path.Combine(Folder, IndexName), Encoding.UTF8.GetBytes(index.ToString()));
+            CompressionCache.WriteAtomically(Path.Combine(Folder, IndexName), Encoding.UTF8.GetBytes(index.ToString()));
             foreach (var file in Directory.EnumerateFiles(Folder))
             {
                 var name = Path.GetFileName(file);
@@ -251,26 +251,6 @@ internal sealed class KeptVersionStore : IDisposable
         }
 
         return newest;
-    }
-
-    private static void WriteByRename(string path, ReadOnlySpan<byte> bytes)
-    {
-        var temporary = path + "." + Guid.NewGuid().ToString("N") + ".tmp";
-        try
-        {
-            using (var stream = new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None, 1))
-            {
-                stream.Write(bytes);
-                stream.Flush(flushToDisk: true);
-            }
-
-            File.Move(temporary, path, overwrite: true);
-        }
-        catch
-        {
-            CompressionCache.TryDelete(temporary);
-            throw;
-        }
     }
 
     /// <summary>The folder opened and locked exclusively; <see langword="null"/> while another process holds it.</summary>

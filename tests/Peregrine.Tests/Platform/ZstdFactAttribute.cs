@@ -12,11 +12,11 @@ public sealed class ZstdFactAttribute : FactAttribute
 {
     public ZstdFactAttribute()
     {
-        if (!Zstd.IsAvailable)
-        {
-            Skip = "Needs zstd, which this run does not have: " + Zstd.UnavailableReason;
-        }
+        Skip = NoZstd;
     }
+
+    /// <summary>Why a test that needs zstd is skipped in this run, or <see langword="null"/> where zstd is here.</summary>
+    internal static string? NoZstd => Zstd.IsAvailable ? null : "Needs zstd, which this run does not have: " + Zstd.UnavailableReason;
 }
 
 /// <summary>The <see cref="TheoryAttribute"/> of <see cref="ZstdFactAttribute"/>.</summary>
@@ -24,9 +24,6 @@ public sealed class ZstdTheoryAttribute : TheoryAttribute
 {
     public ZstdTheoryAttribute()
     {
-        if (!Zstd.IsAvailable)
-        {
-            Skip = "Needs zstd, which this run does not have: " + Zstd.UnavailableReason;
-        }
+        Skip = ZstdFactAttribute.NoZstd;
     }
 }

@@ -53,9 +53,9 @@ public sealed class ChromiumFactAttribute : FactAttribute
         {
             Skip = "Ceph RGW is not installed here (apt-get install ceph-mon ceph-osd radosgw; .ci/run installs it).";
         }
-        else if (_andZstd && !Peregrine.Compression.Zstd.IsAvailable)
+        else if (_andZstd)
         {
-            Skip = "Needs zstd, which this run does not have: " + Peregrine.Compression.Zstd.UnavailableReason;
+            Skip = Platform.ZstdFactAttribute.NoZstd;
         }
     }
 }
