@@ -12,6 +12,7 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
+using System.Security.Cryptography;
 using System.Text;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
@@ -51,6 +52,16 @@ var large = new byte[133_120];
 new Random(2).NextBytes(large);
 File.WriteAllBytes(Path.Combine(root, "large.webp"), large);
 
+// A fingerprinted script, released again under a new name: the new version is answered to a
+// client that holds the old one as a dictionary (RFC 9842), dcz against the kept old version.
+var oldScript = Script(1);
+var newScript = Script(2);
+const string OldScriptPath = "/app.1a2b3c4d5e6f.js", NewScriptPath = "/app.6f5e4d3c2b1a.js";
+File.WriteAllBytes(Path.Combine(root, OldScriptPath[1..]), oldScript);
+byte[] delta = [];
+// What the ceiling answers for the dictionary rows: the bytes Peregrine sent (its br body, its delta).
+var ceilingBodies = new Dictionary<string, byte[]>(StringComparer.Ordinal);
+
 var results = new List<(string Scenario, double Peregrine, double FastPath, double Ceiling)>();
 await using (var peregrine = await StartAsync(useCeiling: false))
 await using (var fastPath = await StartAsync(useCeiling: false, fastPath: true))
@@ -71,6 +82,30 @@ await using (var ceiling = await StartAsync(useCeiling: true))
     results.Add(("GET 206 (1,000 B of 3,348 B)", await MeasureAsync(peregrine.Port, range), await MeasureAsync(fastPath.Port, range), await MeasureAsync(ceiling.Port, get)));
     var rangeLarge = Request("GET", "Range: bytes=20000-119999\r\n", "/large.webp");
     results.Add(("GET 206 (100,000 B of 133,120 B)", await MeasureAsync(peregrine.Port, rangeLarge), await MeasureAsync(fastPath.Port, rangeLarge), await MeasureAsync(ceiling.Port, getLarge)));
+
+    // A dictionary asset as a browser asks for it: the response carries Use-As-Dictionary and
+    // Vary; the ceiling's row is the same bytes without them, for the same request fields
+    // (Kestrel allocates the names and values of fields it does not know, such as Sec-Fetch-*).
+    const string Browser = "Accept-Encoding: gzip, deflate, br, zstd, dcb, dcz\r\nSec-Fetch-Site: same-origin\r\nSec-Fetch-Mode: no-cors\r\n";
+    var asset = Request("GET", Browser, OldScriptPath);
+    var assetBody = await BodyAsync(peregrine.Port, asset, "br");
+    if (assetBody.Length == 0)
+    {
+        throw new InvalidOperationException($"{OldScriptPath} was not answered 200 br");
+    }
+
+    ceilingBodies["/asset"] = assetBody;
+    results.Add(($"GET 200 dictionary asset ({assetBody.Length:N0} B br)", await MeasureAsync(peregrine.Port, asset), await MeasureAsync(fastPath.Port, asset), await MeasureAsync(ceiling.Port, Request("GET", Browser, "/asset"))));
+
+    // The release: the new name written, the old one deleted; both servers keep the old version
+    // and make the delta in the background. Measured once both answer dcz.
+    File.WriteAllBytes(Path.Combine(root, NewScriptPath[1..]), newScript);
+    File.Delete(Path.Combine(root, OldScriptPath[1..]));
+    var dcz = Request("GET", $"{Browser}Available-Dictionary: :{Convert.ToBase64String(SHA256.HashData(oldScript))}:\r\n", NewScriptPath);
+    delta = await DeltaAsync(peregrine.Port, dcz);
+    await DeltaAsync(fastPath.Port, dcz);
+    ceilingBodies["/delta"] = delta;
+    results.Add(($"GET 200 dcz delta ({delta.Length:N0} B of {newScript.Length:N0} B)", await MeasureAsync(peregrine.Port, dcz), await MeasureAsync(fastPath.Port, dcz), await MeasureAsync(ceiling.Port, Request("GET", $"{Browser}Available-Dictionary: :{Convert.ToBase64String(SHA256.HashData(oldScript))}:\r\n", "/delta"))));
 }
 
 // The fast path answers below Kestrel's HTTP layer, so it can allocate less than the ceiling,
@@ -87,6 +122,78 @@ Directory.Delete(root, recursive: true);
 
 byte[] Request(string method, string headers, string path = "/file.webp")
     => Encoding.ASCII.GetBytes($"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n");
+
+// A script of about 30 KB that compresses as code does; version 2 changes one line in fifty.
+static byte[] Script(int version)
+{
+    var text = new StringBuilder();
+    for (var i = 0; i < 600; i++)
+    {
+        var value = i % 50 == 7 ? i * 31 + version : i * 31;
+        text.Append("export function handler").Append(i).Append("(event) { return event.detail.value + ").Append(value).Append("; }\n");
+    }
+
+    return Encoding.UTF8.GetBytes(text.ToString());
+}
+
+// The body of one answer to REQUEST; fails unless it is a 200.
+async Task<byte[]> BodyAsync(int port, byte[] request, string? coding = null)
+{
+    using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+    await socket.ConnectAsync(IPAddress.Loopback, port);
+    var buffer = new byte[256 * 1024];
+    await socket.SendAsync(request, SocketFlags.None);
+    var received = 0;
+    while (true)
+    {
+        var n = await socket.ReceiveAsync(buffer.AsMemory(received), SocketFlags.None);
+        if (n == 0)
+        {
+            throw new IOException("connection closed");
+        }
+
+        received += n;
+        var headerEnd = buffer.AsSpan(0, received).IndexOf("\r\n\r\n"u8);
+        if (headerEnd < 0)
+        {
+            continue;
+        }
+
+        var head = Encoding.ASCII.GetString(buffer, 0, headerEnd);
+        var length = ContentLength(buffer.AsSpan(0, headerEnd));
+        if (received < headerEnd + 4 + length)
+        {
+            continue;
+        }
+
+        if (!head.StartsWith("HTTP/1.1 200", StringComparison.Ordinal) || (coding is not null && !head.Contains($"Content-Encoding: {coding}\r\n", StringComparison.Ordinal)))
+        {
+            return [];
+        }
+
+        return buffer.AsSpan(headerEnd + 4, length).ToArray();
+    }
+}
+
+// Asks until the answer is a dcz delta (made in the background after the release), for at most a minute.
+async Task<byte[]> DeltaAsync(int port, byte[] request)
+{
+    var deadline = DateTime.UtcNow.AddMinutes(1);
+    while (DateTime.UtcNow < deadline)
+    {
+        var body = await BodyAsync(port, request, "dcz");
+        if (body.Length > 0)
+        {
+            // Let the background work of the release (the ordinary variants) finish first.
+            await Task.Delay(2000);
+            return body;
+        }
+
+        await Task.Delay(100);
+    }
+
+    throw new TimeoutException("no dcz answer within a minute of the release");
+}
 
 async Task<string> GetETagAsync(int port)
 {
@@ -180,7 +287,7 @@ async Task<Server> StartAsync(bool useCeiling, bool fastPath = false)
     var app = builder.Build();
     if (useCeiling)
     {
-        app.Use(_ => context => CeilingResponse.Write(context, context.Request.Path == "/large.webp" ? large : content, "image/webp"));
+        app.Use(_ => context => CeilingResponse.Write(context, ceilingBodies.TryGetValue(context.Request.Path.Value!, out var body) ? body : context.Request.Path == "/large.webp" ? large : content, "image/webp"));
     }
     else
     {

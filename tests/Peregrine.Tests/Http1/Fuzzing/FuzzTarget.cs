@@ -52,12 +52,29 @@ internal sealed class FuzzTarget : IAsyncDisposable
         tree.Write("docs/index.html", "docs");
         tree.Write("a.txt", "a");
 
+        // Two builds of one fingerprinted script, both in force: each is kept as a dictionary
+        // (RFC 9842), and each gets a dcz delta against the other in the background.
+        tree.Write(ScriptPaths[0][1..], Script(0));
+        tree.Write(ScriptPaths[1][1..], Script(1));
+
         // A fixed time, so that a case's bytes (If-Modified-Since) are the same from run to run.
         foreach (var file in Directory.EnumerateFiles(tree.Root, "*", SearchOption.AllDirectories))
         {
             File.SetLastWriteTimeUtc(file, new DateTime(2024, 5, 1, 12, 0, 0, DateTimeKind.Utc));
         }
     }
+
+    /// <summary>The two builds of the fingerprinted script, each a dictionary for the other.</summary>
+    public static readonly string[] ScriptPaths = ["/js/app.1a2b3c4d5e6f.js", "/js/app.6f5e4d3c2b1a.js"];
+
+    /// <summary><c>Available-Dictionary</c> values naming each build of the script (RFC 9842 §2.2: a structured-field byte sequence).</summary>
+    public static readonly string[] ScriptHashes = [Hash(Script(0)), Hash(Script(1))];
+
+    // About 6 KB of code; the second build changes one line in twenty.
+    private static byte[] Script(int build) => System.Text.Encoding.UTF8.GetBytes(string.Concat(
+        Enumerable.Range(0, 120).Select(i => $"export const handler{i} = (e) => e.detail.value + {(i % 20 == 3 ? i * 7 + build : i * 7)};\n")));
+
+    private static string Hash(byte[] bytes) => $":{Convert.ToBase64String(System.Security.Cryptography.SHA256.HashData(bytes))}:";
 
     public static async Task<FuzzTarget[]> StartAllAsync(string root)
     {

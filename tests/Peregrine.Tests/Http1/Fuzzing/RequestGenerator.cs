@@ -12,7 +12,8 @@ namespace Peregrine.Tests.Http1.Fuzzing;
 internal sealed class RequestGenerator(Random random, FuzzTarget target)
 {
     private static readonly string[] s_paths =
-        ["/", "/index.html", "/css/site.css", "/img/a.png", "/img/b.png", "/docs/", "/docs", "/a.txt", "/missing.js", "/app/route", "/index.html?v=1", "/css/site.css?x=%20&y"];
+        ["/", "/index.html", "/css/site.css", "/img/a.png", "/img/b.png", "/docs/", "/docs", "/a.txt", "/missing.js", "/app/route", "/index.html?v=1", "/css/site.css?x=%20&y",
+         .. FuzzTarget.ScriptPaths, .. FuzzTarget.ScriptPaths, "/js/app.000000000abc.js"];
 
     private static readonly string[] s_oddTargets =
         ["/%69ndex.html", "/./index.html", "/css/../index.html", "//index.html", "/index.html/", "*", "http://x/index.html", "/index.html#f",
@@ -96,8 +97,10 @@ internal sealed class RequestGenerator(Random random, FuzzTarget target)
     }
 
     // Mostly fields the fast path reads or passes over, so that most unmutated requests are its
-    // own; now and then one that sends the request to Kestrel, or that Kestrel refuses.
-    private string Field() => _random.Next(24) switch
+    // own; now and then one that sends the request to Kestrel, or that Kestrel refuses. The
+    // dictionary fields (RFC 9842) name a kept build of the script, another file's hash, or none
+    // well formed, with the codings and Fetch metadata a browser sends or does not.
+    private string Field() => _random.Next(28) switch
     {
         0 => "Accept-Encoding: " + Pick(["br", "gzip", "br, gzip", "gzip;q=0", "identity", "", "*", "zstd, br;q=0.5", "gzip,\tbr", "br;q=0.5 , gzip ;q=0.9"]),
         1 => "If-None-Match: " + Pick([_target.Pair.ETag, "W/" + _target.Pair.ETag, "\"x\"", "*", "\"x\", " + _target.Pair.ETag, "\"x\",\t" + _target.Pair.ETag]),
@@ -120,6 +123,10 @@ internal sealed class RequestGenerator(Random random, FuzzTarget target)
         20 => "If-Range: " + Pick([_target.Pair.ETag, "W/" + _target.Pair.ETag, "\"x\"", _target.Pair.LastModified, "Sat, 01 Jan 2000 00:00:00 GMT", ""]),
         19 => "Range: " + Pick(["bytes=0-9", "bytes=-100", "bytes=100-", "bytes=0-", "bytes=5-5", "bytes=0-9,20-29", "bytes=0-0,-1", "bytes=99999-",
             "bytes=9-0", "items=0-9", "", "bytes=0-9, 500-999", "BYTES = 0-9", "bytes=-0", "bytes=1-2,999999-", "bytes=0-9\t"]),
+        21 or 22 => "Available-Dictionary: " + Pick([.. FuzzTarget.ScriptHashes, .. FuzzTarget.ScriptHashes, ":" + new string('A', 43) + "=:", "garbage", "",
+            FuzzTarget.ScriptHashes[0].Trim(':'), FuzzTarget.ScriptHashes[0] + ", " + FuzzTarget.ScriptHashes[1], ":" + new string('A', 20) + ":"]),
+        23 => "Accept-Encoding: " + Pick(["gzip, deflate, br, zstd, dcb, dcz", "gzip, deflate, br, zstd, dcb, dcz", "dcz", "dcb", "dcz;q=0, br", "br, dcz;q=0.5", "*", "DCZ"]),
+        24 => "Sec-Fetch-Site: " + Pick(["same-origin", "cross-site", "same-site", "none", "Same-Origin"]),
         _ => $"X-Fuzz-{_random.Next(100)}: {new string('v', _random.Next(30))}",
     };
 
