@@ -96,6 +96,11 @@ public sealed class FreshApps : IDisposable
             throw new ArgumentException($"{folder} is not under {Folder}, whose nuget.config names the feed.", nameof(folder));
         }
 
+        return Make(folder, app);
+    }
+
+    private string Make(string folder, string app)
+    {
         Directory.CreateDirectory(folder);
         var template = All.Single(a => a.Name == app).Template;
         Step(app + ": new", () => TemplateApps.Dotnet(folder, ["new", .. template, "-o", app]));
@@ -117,7 +122,7 @@ public sealed class FreshApps : IDisposable
                 return;
             }
 
-            var project = MakeIn(Folder, app);
+            var project = Make(Folder, app);
             Step(app + ": build", () => TemplateApps.Dotnet(project, "build", "-c", "Release", "-nodeReuse:false", "-p:UseSharedCompilation=false"));
             Step(app + ": publish", () => TemplateApps.Dotnet(project, "publish", "-c", "Release", "--no-build", "-o", Path.Combine(Folder, "publish", app), "-nodeReuse:false"));
             _made.Add(app);
