@@ -33,8 +33,9 @@ public sealed class AppDictionaryBrowserTests(FreshApps apps, ITestOutputHelper 
         var started = Stopwatch.GetTimestamp();
         var work = Path.Combine(apps.Folder, "dictionaries-" + Guid.NewGuid().ToString("N")[..8]);
 
-        // Each release is published elsewhere and moved here: the kept versions are filed under
-        // the web root's path, which a deploy keeps (docs/library.md).
+        // Release 1 is published here, release 2 beside it and then moved here: the kept versions
+        // are filed under the web root's path, which must stay the same from release to release
+        // (docs/library.md).
         var site = Path.Combine(work, "site");
         var cache = Path.Combine(work, "cache");
         try

@@ -33,7 +33,9 @@ public sealed class FreshApps : IDisposable
     ];
 
     private readonly StringBuilder _timings = new();
-    private readonly HashSet<string> _made = [];
+
+    /// <summary>The apps made so far, each with the exception that stopped it, if one did.</summary>
+    private readonly Dictionary<string, Exception?> _made = [];
 
     public FreshApps()
     {
@@ -112,20 +114,36 @@ public sealed class FreshApps : IDisposable
     private static string ProjectIn(string folder, string app)
         => All.Single(a => a.Name == app).Template.Contains("--interactivity") ? Path.Combine(folder, app, app) : Path.Combine(folder, app);
 
-    /// <summary>Makes, builds and publishes <paramref name="app"/> the first time a test asks for it.</summary>
+    /// <summary>
+    /// Makes, builds and publishes <paramref name="app"/> the first time a test asks for it; a
+    /// later test that asks for an app that could not be made fails with the first one's reason.
+    /// </summary>
     private void Made(string app)
     {
         lock (_made)
         {
-            if (_made.Contains(app))
+            if (_made.TryGetValue(app, out var failed))
             {
+                if (failed is not null)
+                {
+                    throw new InvalidOperationException($"{app} could not be made earlier in this run.", failed);
+                }
+
                 return;
             }
 
-            var project = Make(Folder, app);
-            Step(app + ": build", () => TemplateApps.Dotnet(project, "build", "-c", "Release", "-nodeReuse:false", "-p:UseSharedCompilation=false"));
-            Step(app + ": publish", () => TemplateApps.Dotnet(project, "publish", "-c", "Release", "--no-build", "-o", Path.Combine(Folder, "publish", app), "-nodeReuse:false"));
-            _made.Add(app);
+            try
+            {
+                var project = Make(Folder, app);
+                Step(app + ": build", () => TemplateApps.Dotnet(project, "build", "-c", "Release", "-nodeReuse:false", "-p:UseSharedCompilation=false"));
+                Step(app + ": publish", () => TemplateApps.Dotnet(project, "publish", "-c", "Release", "--no-build", "-o", Path.Combine(Folder, "publish", app), "-nodeReuse:false"));
+                _made[app] = null;
+            }
+            catch (Exception e)
+            {
+                _made[app] = e;
+                throw;
+            }
         }
     }
 
