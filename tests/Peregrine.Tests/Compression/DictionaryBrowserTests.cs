@@ -74,9 +74,15 @@ public sealed class DictionaryBrowserTests
     internal static async Task<Seen> SecondVisitAsync(HeadlessChromium browser, Uri origin)
     {
         await browser.NavigateAsync(new Uri(origin, "/index.html"));
+        return await ReadAsync(browser, NewPath);
+    }
+
+    /// <summary>What the page loaded from <paramref name="path"/> (same origin): its Resource Timing sizes, the SHA-256 of the bytes a fetch of it reads, and the Content-Encoding it arrived with.</summary>
+    internal static async Task<Seen> ReadAsync(HeadlessChromium browser, string path)
+    {
         var value = await browser.EvaluateAsync($$"""
             (async () => {
-              const url = location.origin + '{{NewPath}}';
+              const url = location.origin + '{{path}}';
               const entry = performance.getEntriesByName(url)[0];
               const bytes = await (await fetch(url)).arrayBuffer();
               const sha = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))).map(b => b.toString(16).padStart(2, '0')).join('');
@@ -84,7 +90,7 @@ public sealed class DictionaryBrowserTests
             })()
             """);
         using var json = JsonDocument.Parse(value.GetString()!);
-        var response = browser.Responses.LastOrDefault(r => r.Url.EndsWith(NewPath, StringComparison.Ordinal));
+        var response = browser.Responses.LastOrDefault(r => r.Url.EndsWith(path, StringComparison.Ordinal));
         return new Seen(json.RootElement.GetProperty("encoded").GetInt64(), json.RootElement.GetProperty("decoded").GetInt64(), json.RootElement.GetProperty("sha").GetString()!, response is null ? null : Field(response, "content-encoding"));
     }
 
@@ -97,7 +103,7 @@ public sealed class DictionaryBrowserTests
         Assert.True(Convert.ToHexStringLower(SHA256.HashData(@new)) == seen.Sha256, context);
     }
 
-    private static string? Field(HeadlessChromium.Response response, string name)
+    internal static string? Field(HeadlessChromium.Response response, string name)
         => response.Headers.FirstOrDefault(h => h.Key.Equals(name, StringComparison.OrdinalIgnoreCase)).Value;
 
     /// <summary>What the browser made of the new bundle: Resource Timing's sizes, the SHA-256 of the bytes it read, and the Content-Encoding it received.</summary>

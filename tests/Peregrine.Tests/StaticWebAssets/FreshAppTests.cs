@@ -23,8 +23,8 @@ public sealed class FreshAppTests(FreshApps apps, ITestOutputHelper output)
     [MemberData(nameof(Names))]
     public async Task Published_EveryRoute_AnswersAsStockInBothWirings(string app)
     {
-        output.WriteLine(apps.Timings);
         var folder = apps.Published(app);
+        output.WriteLine(apps.Timings);
         await CompareAsync(app, Path.Combine(folder, app + ".dll"), folder, folder, "Production", PublishedFields);
     }
 

@@ -13,8 +13,9 @@ namespace Peregrine.Tests.StaticWebAssets;
 /// choice of wiring, read when the app starts from <c>PEREGRINE_WIRING</c>, so that one build
 /// serves every wiring: <c>keep</c> (UsePeregrine before MapStaticAssets, the default), <c>swap</c>
 /// (UsePeregrine instead of MapStaticAssets, no WithStaticAssets) and <c>stock</c> (no
-/// UsePeregrine: the template as made). Each app is built once (Release), run from its build
-/// output in Development and published (<c>dotnet publish --no-build</c>).
+/// UsePeregrine: the template as made). Each app is made when a test first asks for it, so that
+/// a run filtered to one test builds only the apps it uses, and built once (Release), run from
+/// its build output in Development and published (<c>dotnet publish --no-build</c>).
 /// </summary>
 public sealed class FreshApps : IDisposable
 {
@@ -32,6 +33,9 @@ public sealed class FreshApps : IDisposable
     ];
 
     private readonly StringBuilder _timings = new();
+
+    /// <summary>The apps made so far, each with the exception that stopped it, if one did.</summary>
+    private readonly Dictionary<string, Exception?> _made = [];
 
     public FreshApps()
     {
@@ -55,16 +59,93 @@ public sealed class FreshApps : IDisposable
     public string Version { get; }
 
     /// <summary>How long each step took, for the test output.</summary>
-    public string Timings => _timings.ToString();
+    public string Timings
+    {
+        get
+        {
+            lock (_timings)
+            {
+                return _timings.ToString();
+            }
+        }
+    }
 
-    /// <summary>The project folder of the app's server project (a WebAssembly or Auto app has a client project beside it).</summary>
+    /// <summary>The project folder of the app's server project (a WebAssembly or Auto app has a client project beside it), made and built.</summary>
     public string Project(string app)
-        => All.Single(a => a.Name == app).Template.Contains("--interactivity") ? Path.Combine(Folder, app, app) : Path.Combine(Folder, app);
+    {
+        Made(app);
+        return ProjectIn(Folder, app);
+    }
 
     /// <summary>The build output (Release), which Development runs.</summary>
     public string Built(string app) => Path.Combine(Project(app), "bin", "Release", "net10.0");
 
-    public string Published(string app) => Path.Combine(Folder, "publish", app);
+    public string Published(string app)
+    {
+        Made(app);
+        return Path.Combine(Folder, "publish", app);
+    }
+
+    /// <summary>
+    /// Makes <paramref name="app"/> afresh in <paramref name="folder"/> (a folder under
+    /// <see cref="Folder"/>, whose feed it restores from), wired as the fixture's own but not
+    /// built, for a test that changes it and builds it itself; returns its server project's folder.
+    /// </summary>
+    public string MakeIn(string folder, string app)
+    {
+        if (!Path.GetFullPath(folder).StartsWith(Path.GetFullPath(Folder) + Path.DirectorySeparatorChar, StringComparison.Ordinal))
+        {
+            throw new ArgumentException($"{folder} is not under {Folder}, whose nuget.config names the feed.", nameof(folder));
+        }
+
+        return Make(folder, app);
+    }
+
+    private string Make(string folder, string app)
+    {
+        Directory.CreateDirectory(folder);
+        var template = All.Single(a => a.Name == app).Template;
+        Step(app + ": new", () => TemplateApps.Dotnet(folder, ["new", .. template, "-o", app]));
+        Step(app + ": add package", () => TemplateApps.Dotnet(ProjectIn(folder, app), "add", "package", "Peregrine.AspNetCore", "--version", Version));
+        Wire(ProjectIn(folder, app), app);
+        return ProjectIn(folder, app);
+    }
+
+    private static string ProjectIn(string folder, string app)
+        => All.Single(a => a.Name == app).Template.Contains("--interactivity") ? Path.Combine(folder, app, app) : Path.Combine(folder, app);
+
+    /// <summary>
+    /// Makes, builds and publishes <paramref name="app"/> the first time a test asks for it; a
+    /// later test that asks for an app that could not be made fails with the first one's reason.
+    /// </summary>
+    private void Made(string app)
+    {
+        lock (_made)
+        {
+            if (_made.TryGetValue(app, out var failed))
+            {
+                if (failed is not null)
+                {
+                    throw new InvalidOperationException($"{app} could not be made earlier in this run.", failed);
+                }
+
+                return;
+            }
+
+            try
+            {
+                var project = Make(Folder, app);
+                Step(app + ": build", () => TemplateApps.Dotnet(project, "build", "-c", "Release", "-nodeReuse:false", "-p:UseSharedCompilation=false"));
+                Step(app + ": publish", () => TemplateApps.Dotnet(project, "publish", "-c", "Release", "--no-build", "-o", Path.Combine(Folder, "publish", app), "-nodeReuse:false"));
+                _made[app] = null;
+            }
+            catch (Exception e)
+            {
+                _made[app] = e;
+                throw;
+            }
+        }
+    }
 
     private void Create()
     {
@@ -81,21 +162,12 @@ public sealed class FreshApps : IDisposable
               </packageSources>
             </configuration>
             """);
-
-        foreach (var (app, template) in All)
-        {
-            Step(app + ": new", () => TemplateApps.Dotnet(Folder, ["new", .. template, "-o", app]));
-            Step(app + ": add package", () => TemplateApps.Dotnet(Project(app), "add", "package", "Peregrine.AspNetCore", "--version", Version));
-            Wire(app);
-            Step(app + ": build", () => TemplateApps.Dotnet(Project(app), "build", "-c", "Release", "-nodeReuse:false", "-p:UseSharedCompilation=false"));
-            Step(app + ": publish", () => TemplateApps.Dotnet(Project(app), "publish", "-c", "Release", "--no-build", "-o", Published(app), "-nodeReuse:false"));
-        }
     }
 
     /// <summary>Program.cs as docs/getting-started.md has it, with the wiring read at start-up.</summary>
-    private void Wire(string app)
+    private static void Wire(string project, string app)
     {
-        var program = Path.Combine(Project(app), "Program.cs");
+        var program = Path.Combine(project, "Program.cs");
         TemplateApps.Edit(program, "var builder = WebApplication.CreateBuilder(args);", $$"""
             var builder = WebApplication.CreateBuilder(args);
             builder.Services.AddPeregrine(o => o.Headers["{{ConfiguredHeader}}"] = "nosniff");
@@ -142,7 +214,10 @@ public sealed class FreshApps : IDisposable
     {
         var started = Stopwatch.GetTimestamp();
         step();
-        _timings.AppendLine($"{what}: {Stopwatch.GetElapsedTime(started).TotalSeconds:F1} s");
+        lock (_timings)
+        {
+            _timings.AppendLine($"{what}: {Stopwatch.GetElapsedTime(started).TotalSeconds:F1} s");
+        }
     }
 
     public void Dispose()
