@@ -359,7 +359,8 @@ internal sealed class EntryBuilder
             // RFC 9842: a fingerprinted asset is offered as the dictionary for its next version.
             // A file the static web assets answer under a route the manifest says is
             // fingerprinted is kept under that route's pattern, and only that route announces it
-            // (RouteEntries); its own route does not, and its stated encodings stay what a client
+            // (RouteEntries); its own route does not, unless it is that route (a name on disk
+            // that carries the fingerprint), and its stated encodings stay what a client
             // without a dictionary gets. Any other file the manifest names is never judged by
             // its name: its route states its own tags and encodings.
             var requestPath = _options.RequestPath.Value ?? "";
@@ -374,7 +375,8 @@ internal sealed class EntryBuilder
                 dictionaryMatch = DictionaryMatch.For(requestPath, file.Relative);
             }
 
-            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastModified), cacheControl, negotiable, sidecarStamp, stated, statedEncodings, lastModified, dictionaryMatch, announcesDictionary: fingerprinted is null);
+            return CatalogEntry.ForFile(file.Relative, file.Root, file.PrefixLength, file.Physical, identity, contentType, lastWrite.Ticks, HttpDateFor(lastModified), cacheControl, negotiable, sidecarStamp, stated, statedEncodings, lastModified, dictionaryMatch,
+                announcesDictionary: fingerprinted is not { } fingerprintedRoute || string.Equals(fingerprintedRoute.Path, file.Relative, StringComparison.Ordinal));
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {

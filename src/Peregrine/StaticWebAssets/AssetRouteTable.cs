@@ -36,7 +36,7 @@ internal sealed class AssetRouteTable
     /// <summary>Each route's path by itself case-folded (see <see cref="TryFindRoute"/>); looked up with a span, so a request allocates nothing.</summary>
     private readonly Dictionary<string, string>.AlternateLookup<ReadOnlySpan<char>> _routesIgnoringCase;
 
-    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, StatedHeaders> stated, Dictionary<string, IReadOnlyList<StatedEncoding>> encodings, Dictionary<string, string> routesIgnoringCase)
+    private AssetRouteTable(List<RouteAlias> aliases, Dictionary<string, StatedHeaders> stated, Dictionary<string, IReadOnlyList<StatedEncoding>> encodings, Dictionary<string, string> routesIgnoringCase, List<RouteAlias>? ownFingerprinted = null)
     {
         Aliases = aliases;
         _stated = stated;
@@ -57,6 +57,11 @@ internal sealed class AssetRouteTable
             }
 
             list.Add(alias);
+        }
+
+        foreach (var own in ownFingerprinted ?? [])
+        {
+            _fingerprinted.TryAdd(own.Target, own);
         }
     }
 
@@ -98,7 +103,10 @@ internal sealed class AssetRouteTable
     /// The first route the manifest says is fingerprinted that answers with the file at
     /// <paramref name="target"/> (<see cref="RouteAlias.Fingerprint"/>), or <see langword="null"/>.
     /// The index keeps the file's versions under that route's <c>Use-As-Dictionary</c> pattern,
-    /// and only that route announces it (<see cref="IsFingerprintedRouteOf"/>).
+    /// and only that route announces it (<see cref="IsFingerprintedRouteOf"/>). Where the file's
+    /// name on disk carries the fingerprint (.NET 10's <c>_framework/*.wasm</c>,
+    /// <c>dotnet.native.*.js</c>), that route is the file's own path (its
+    /// <see cref="RouteAlias.Path"/> equals <paramref name="target"/>), and the file's entry announces it.
     /// </summary>
     public RouteAlias? FingerprintedRouteOf(string target) => _fingerprinted.TryGetValue(target, out var alias) ? alias : null;
 
@@ -137,6 +145,7 @@ internal sealed class AssetRouteTable
         }
 
         var aliases = new List<RouteAlias>();
+        var ownFingerprinted = new List<RouteAlias>();
         var aliased = new HashSet<string>(StringComparer.Ordinal);
         var stated = new Dictionary<string, StatedHeaders>(StringComparer.Ordinal);
         var encodings = new Dictionary<string, IReadOnlyList<StatedEncoding>>(StringComparer.Ordinal);
@@ -166,6 +175,13 @@ internal sealed class AssetRouteTable
             if (string.Equals(route.Path, target, StringComparison.Ordinal))
             {
                 stated.TryAdd(route.Path, headers);
+
+                // The file's name on disk is its fingerprinted route (/_framework/app.khy4lop6wu.wasm):
+                // it is offered as the dictionary for its later builds under its own path.
+                if (!headers.IsEncodedFile && route.Properties.TryGetValue("fingerprint", out var own) && own.Length > 0)
+                {
+                    ownFingerprinted.Add(new RouteAlias(route.Path, target, headers, own));
+                }
             }
             else if (aliased.Add(route.Path))
             {
@@ -187,6 +203,6 @@ internal sealed class AssetRouteTable
             }
         }
 
-        return new AssetRouteTable(aliases, stated, encodings, routesIgnoringCase);
+        return new AssetRouteTable(aliases, stated, encodings, routesIgnoringCase, ownFingerprinted);
     }
 }

@@ -137,6 +137,58 @@ public sealed class FingerprintedRouteDictionaryTests : IDisposable
         Assert.Null(Field(own, "Use-As-Dictionary"));
     }
 
+    /// <summary>
+    /// .NET 10 writes <c>_framework</c>'s assemblies and runtime under names that carry the
+    /// fingerprint, and the manifest's fingerprinted route is then the file's own path
+    /// (<c>_framework/app.{fingerprint}.wasm</c>, answering with that file): that route announces
+    /// the dictionary and sends the delta, and the unfingerprinted route to the same file does not.
+    /// </summary>
+    [Theory]
+    [ZstdData(false)]
+    [ZstdData(true)]
+    public async Task RestartOnTheNextBuild_FileNamedWithItsFingerprint_SendsDczUnderItsOwnPath(bool fastPath)
+    {
+        var v1 = Script(1);
+        var v2 = Script(2);
+        var first = $"_framework/app.{Build1}.wasm";
+        var next = $"_framework/app.{Build2}.wasm";
+        WriteNamedBuild(first, v1);
+        await using (var host = await StartNamedAsync(first, Build1, v1, fastPath))
+        {
+            using var served = await SendAsync(host, HttpMethod.Get, "/" + first, hash: null, acceptEncoding: "br");
+            using var plain = await SendAsync(host, HttpMethod.Get, "/_framework/app.wasm", hash: null, acceptEncoding: "br");
+
+            Assert.Equal(HttpStatusCode.OK, served.StatusCode);
+            Assert.Equal("match=\"/_framework/app.*.wasm\"", Field(served, "Use-As-Dictionary"));
+            Assert.Contains("available-dictionary", Field(served, "Vary"), StringComparison.OrdinalIgnoreCase);
+            Assert.Equal("br", Field(served, "Content-Encoding"));
+            Assert.Equal(Brotli(v1), await served.Content.ReadAsByteArrayAsync());
+            Assert.Equal(HttpStatusCode.OK, plain.StatusCode);
+            Assert.Null(Field(plain, "Use-As-Dictionary"));
+
+            var deltas = host.Services.GetRequiredService<Compressor>().Deltas!;
+            await deltas.WhenIdle();
+            Assert.Equal(1, deltas.Kept.Versions);
+        }
+
+        // The next build: the old name gone, the new one written, while the app is down.
+        File.Delete(Path.Combine(_tree.Root, first));
+        File.Delete(Path.Combine(_tree.Root, first + ".br"));
+        WriteNamedBuild(next, v2);
+        await using var second = await StartNamedAsync(next, Build2, v2, fastPath);
+        await WaitForDeltasAsync(second, "/" + next, gone: "/" + first);
+
+        using var delta = await SendAsync(second, HttpMethod.Get, "/" + next, Hash(v1));
+        using var own = await SendAsync(second, HttpMethod.Get, "/_framework/app.wasm", Hash(v1));
+
+        Assert.Equal(HttpStatusCode.OK, delta.StatusCode);
+        Assert.Equal("dcz", delta.Content.Headers.ContentEncoding.Single());
+        Assert.Equal("match=\"/_framework/app.*.wasm\"", Field(delta, "Use-As-Dictionary"));
+        Assert.Equal(v2, ZstdCli(_tree, await delta.Content.ReadAsByteArrayAsync(), v1));
+        Assert.NotEqual("dcz", own.Content.Headers.ContentEncoding.SingleOrDefault());
+        Assert.Null(Field(own, "Use-As-Dictionary"));
+    }
+
     public void Dispose()
     {
         _tree.Dispose();
@@ -162,6 +214,54 @@ public sealed class FingerprintedRouteDictionaryTests : IDisposable
             {
                 o.Compression.CacheDirectory = _cache;
                 o.Routes = Table(build, script: script);
+            },
+            fastPath: fastPath);
+        await host.Services.GetRequiredService<Compressor>().WhenIdle();
+        return host;
+    }
+
+    private void WriteNamedBuild(string path, byte[] bytes)
+    {
+        _tree.Write(path, bytes);
+        _tree.Write(path + ".br", Brotli(bytes));
+    }
+
+    /// <summary>
+    /// As publish writes them for a file named with its fingerprint: its own route (the
+    /// fingerprint property, its br selector), the unfingerprinted route to it, and the route of
+    /// its .br file as it is.
+    /// </summary>
+    private async Task<PeregrineHost> StartNamedAsync(string path, string build, byte[] bytes, bool fastPath)
+    {
+        var identityTag = Escaped(StockTag(bytes));
+        var brotliTag = Escaped(StockTag(Brotli(bytes)));
+        string Properties(bool fingerprinted) => fingerprinted ? $$"""[ { "Name": "fingerprint", "Value": "{{build}}" }, { "Name": "label", "Value": "_framework/app.wasm" } ]""" : "[]";
+        string Route(string route, bool fingerprinted) => $$"""
+            { "Route": "{{route}}", "AssetFile": "{{path}}", "Selectors": [], "EndpointProperties": {{Properties(fingerprinted)}},
+              "ResponseHeaders": [ { "Name": "Cache-Control", "Value": "{{(fingerprinted ? "max-age=31536000, immutable" : "no-cache")}}" }, { "Name": "Content-Type", "Value": "application/wasm" },
+                { "Name": "ETag", "Value": "{{identityTag}}" }, { "Name": "Vary", "Value": "Accept-Encoding" } ] },
+            { "Route": "{{route}}", "AssetFile": "{{path}}.br", "Selectors": [ { "Name": "Content-Encoding", "Value": "br", "Quality": "0.5" } ], "EndpointProperties": {{Properties(fingerprinted)}},
+              "ResponseHeaders": [ { "Name": "Cache-Control", "Value": "{{(fingerprinted ? "max-age=31536000, immutable" : "no-cache")}}" }, { "Name": "Content-Encoding", "Value": "br" }, { "Name": "Content-Type", "Value": "application/wasm" },
+                { "Name": "ETag", "Value": "{{brotliTag}}" }, { "Name": "Vary", "Value": "Accept-Encoding" } ] },
+            """;
+        var table = AssetRouteTable.Create(
+            EndpointsManifest.Parse(ManifestFiles.Json($$"""
+                { "Version": 1, "ManifestType": "Publish", "Endpoints": [
+                  {{Route(path, fingerprinted: true)}}
+                  {{Route("_framework/app.wasm", fingerprinted: false)}}
+                  { "Route": "{{path}}.br", "AssetFile": "{{path}}.br", "Selectors": [], "EndpointProperties": [],
+                    "ResponseHeaders": [ { "Name": "Cache-Control", "Value": "max-age=31536000, immutable" }, { "Name": "Content-Encoding", "Value": "br" }, { "Name": "Content-Type", "Value": "application/wasm" },
+                      { "Name": "ETag", "Value": "{{brotliTag}}" }, { "Name": "Vary", "Value": "Accept-Encoding" } ] } ] }
+                """), "test"),
+            [],
+            manifestCaching: true,
+            file => Path.Combine(_tree.Root, file.TrimStart('/')));
+        var host = await PeregrineHost.StartAsync(
+            _tree.Root,
+            o =>
+            {
+                o.Compression.CacheDirectory = _cache;
+                o.Routes = table;
             },
             fastPath: fastPath);
         await host.Services.GetRequiredService<Compressor>().WhenIdle();
