@@ -136,43 +136,21 @@ static byte[] Script(int version)
     return Encoding.UTF8.GetBytes(text.ToString());
 }
 
-// The body of one answer to REQUEST; fails unless it is a 200.
+// The body of one answer to REQUEST, or nothing unless it is a 200 (in CODING, if given).
 async Task<byte[]> BodyAsync(int port, byte[] request, string? coding = null)
 {
     using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
     await socket.ConnectAsync(IPAddress.Loopback, port);
     var buffer = new byte[256 * 1024];
-    await socket.SendAsync(request, SocketFlags.None);
-    var received = 0;
-    while (true)
+    await RoundTripAsync(socket, request, buffer, isHead: false);
+    var headerEnd = buffer.AsSpan().IndexOf("\r\n\r\n"u8);
+    var head = Encoding.ASCII.GetString(buffer, 0, headerEnd);
+    if (!head.StartsWith("HTTP/1.1 200", StringComparison.Ordinal) || (coding is not null && !head.Contains($"Content-Encoding: {coding}\r\n", StringComparison.Ordinal)))
     {
-        var n = await socket.ReceiveAsync(buffer.AsMemory(received), SocketFlags.None);
-        if (n == 0)
-        {
-            throw new IOException("connection closed");
-        }
-
-        received += n;
-        var headerEnd = buffer.AsSpan(0, received).IndexOf("\r\n\r\n"u8);
-        if (headerEnd < 0)
-        {
-            continue;
-        }
-
-        var head = Encoding.ASCII.GetString(buffer, 0, headerEnd);
-        var length = ContentLength(buffer.AsSpan(0, headerEnd));
-        if (received < headerEnd + 4 + length)
-        {
-            continue;
-        }
-
-        if (!head.StartsWith("HTTP/1.1 200", StringComparison.Ordinal) || (coding is not null && !head.Contains($"Content-Encoding: {coding}\r\n", StringComparison.Ordinal)))
-        {
-            return [];
-        }
-
-        return buffer.AsSpan(headerEnd + 4, length).ToArray();
+        return [];
     }
+
+    return buffer.AsSpan(headerEnd + 4, ContentLength(buffer.AsSpan(0, headerEnd))).ToArray();
 }
 
 // Asks until the answer is a dcz delta (made in the background after the release), for at most a minute.

@@ -33,8 +33,10 @@ internal enum FrontAction : byte
 /// itself, and following its framing here (bodies, chunking) would be a second parser to keep
 /// in step with Kestrel's. So a second request on a kept-alive connection that Kestrel took
 /// over still gets Kestrel's 400; the fast path, which reads every head it answers, does the
-/// same, so that both paths answer alike. A head arriving in pieces whose request line already
-/// sends it to Kestrel (<see cref="RequestHead.Find"/>) is not held back for its Host either.
+/// same, so that both paths answer alike. A first head arriving in pieces is held back until its
+/// Host line has come whenever that Host could be one to rewrite (<see cref="NeedsWhole"/>), even
+/// where its request line already sends it to Kestrel: given the head in two pieces rather than
+/// one, Kestrel would otherwise refuse what it answers whole.
 /// </summary>
 internal static class KestrelFront
 {
@@ -44,19 +46,29 @@ internal static class KestrelFront
 
     /// <summary>
     /// Whether the complete lines of an unfinished first head call for the whole head before
-    /// deciding: CONNECT, or a Host that <see cref="Decide"/> would rewrite. Kestrel decides
-    /// both only once the head is complete, so waiting for it changes no timing.
+    /// deciding: CONNECT, a Host that <see cref="Decide"/> would rewrite, or no Host line yet
+    /// behind a request line that <see cref="Decide"/> acts on (the Host still to come may be
+    /// one it rewrites). Kestrel decides all three only once the head is complete, so waiting
+    /// for it changes no timing; a line Kestrel refuses at once is not waited on.
     /// </summary>
     public static bool NeedsWhole(ReadOnlySpan<byte> lines)
     {
         var needs = lines.StartsWith("CONNECT "u8);
+        var decidable = false;
+        var hostSeen = false;
         var requestLine = true;
         foreach (var range in lines.Split("\r\n"u8))
         {
             var line = lines[range];
-            if (requestLine || line.IsEmpty)
+            if (requestLine)
             {
                 requestLine = false;
+                decidable = IsDecidable(line);
+                continue;
+            }
+
+            if (line.IsEmpty)
+            {
                 continue;
             }
 
@@ -66,10 +78,33 @@ internal static class KestrelFront
                 return false;
             }
 
-            needs |= HostValue(line, out var value) && HostSyntax.Classify(value) is HostForm.EmptyPort or HostForm.Unaccepted;
+            if (HostValue(line, out var value))
+            {
+                hostSeen = true;
+                needs |= HostSyntax.Classify(value) is HostForm.EmptyPort or HostForm.Unaccepted;
+            }
         }
 
-        return needs;
+        return needs || (decidable && !hostSeen);
+    }
+
+    /// <summary>
+    /// A request line <see cref="Decide"/> looks further at, and Kestrel's parser takes as it is:
+    /// a token, one SP, an origin-form target of visible characters, one SP, HTTP/1.1 or HTTP/1.0.
+    /// </summary>
+    private static bool IsDecidable(ReadOnlySpan<byte> line)
+    {
+        var method = line.IndexOf((byte)' ');
+        var version = line.LastIndexOf((byte)' ');
+        if (method <= 0 || version <= method + 1 || line[method + 1] != '/')
+        {
+            return false;
+        }
+
+        var target = line[(method + 1)..version];
+        return !line[..method].ContainsAnyExcept(s_tokenChars)
+            && !target.ContainsAnyExceptInRange((byte)'!', (byte)'~')
+            && (line[(version + 1)..].SequenceEqual("HTTP/1.1"u8) || line[(version + 1)..].SequenceEqual("HTTP/1.0"u8));
     }
 
     /// <summary>

@@ -75,7 +75,16 @@ public sealed class RequestHeadTests
     [InlineData("GET /index.html HTTP/1.1\r\nHost: [v7.abc]\r\n", "Incomplete")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: example.com:\r\n", "Incomplete")]
     [InlineData("POST /index.html HTTP/1.1\r\nHost: example.com:\r\n", "Incomplete")]
-    [InlineData("POST /index.html HTTP/1.1\r\n", "HandOff")]
+    // No Host yet: the one to come may be rewritten, so the head is waited on whole, as
+    // Kestrel waits for it before deciding; not where Kestrel refuses the request line at once.
+    [InlineData("POST /index.html HTTP/1.1\r\n", "Incomplete")]
+    [InlineData("GET /%2e%2e/a.txt HTTP/1.0\r\n", "Incomplete")]
+    [InlineData("GET /%2e%2e/a.txt HTTP/1.0\r\nAccept: */*\r\nHost: a*b\r", "Incomplete")]
+    [InlineData("POST /index.html HTTP/1.1\r\nHost: x\r\n", "HandOff")]
+    [InlineData("POST /index.html HTTP/2.0\r\n", "HandOff")]
+    [InlineData("POST http://x/index.html HTTP/1.1\r\n", "HandOff")]
+    [InlineData("POST /index.html\u007f HTTP/1.1\r\n", "HandOff")]
+    [InlineData("PO\"ST /index.html HTTP/1.1\r\n", "HandOff")]
     // A precondition is Kestrel's to answer, but the head may be lent to it whole: it is waited for.
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-Match: \"a\"\r\n", "Incomplete")]
     [InlineData("GET /index.html HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n", "HandOff")]
